@@ -1,0 +1,130 @@
+"""Message-matching cost over every transport and rank mapping.
+
+Runs ``src/bench/matching`` (seed 000's method, plus separate
+unexpected-message and posted-receive queue patterns) between two ranks and
+reports, per transport and mapping:
+
+* ``match_time_tag`` / ``match_time_comm``: M, the time of one unsuccessful
+  match (us), fitted over all batch sizes, with ``match_r2_*`` its R^2;
+* ``match_time_umq_*`` / ``match_time_prq_*``: the same for each queue alone;
+* ``iot_*``, ``rot_*``, ``diff_*``: in-order, reverse-order times and their
+  difference at the check-point batch size;
+* ``queue_ratio``: M(comm) / M(tag); with the inferred queue model
+  (``shared`` or ``per-communicator``) in the ``queue_model`` field.
+
+Defaults are the seed's parameters; scale them with ``-S`` (see the
+``quick`` mode in ``config/common.py``).
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from sentinel.build import BenchBuild
+from sentinel.errors import SentinelError
+from sentinel.matching import analyse
+from sentinel.mixins import PartitionReferences, TransportMappingTest
+from sentinel.parsers.sentinel_output import parse, require_complete
+
+
+@rfm.simple_test
+class MatchingCheck(TransportMappingTest, PartitionReferences):
+    """Matching time per unsuccessful match over one transport and mapping."""
+
+    #: Message lengths in doubles (seed 000: 10 to 10^6, i.e. 80 B to 8 MB).
+    #:
+    #: :type: :class:`List[int]`
+    lengths = variable(typ.List[int], value=[10, 100, 1000, 10000, 100000, 1000000])
+
+    #: Messages per batch n.
+    #:
+    #: :type: :class:`List[int]`
+    messages = variable(typ.List[int], value=[1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90])
+
+    #: Batch size at which IOT, ROT and Diff are reported (seed 000: 45).
+    #:
+    #: :type: :class:`int`
+    checkpoint = variable(int, value=45)
+
+    #: Timed iterations per repetition.
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=10)
+
+    #: Repetitions, each after a barrier; the median of all samples is used.
+    #:
+    #: :type: :class:`int`
+    repetitions = variable(int, value=5)
+
+    #: Untimed warm-up iterations per order.
+    #:
+    #: :type: :class:`int`
+    warmup = variable(int, value=2)
+
+    #: Algorithms: ``tag`` (one communicator, tag i) and ``comm`` (one
+    #: communicator per message).
+    #:
+    #: :type: :class:`List[str]`
+    algorithms = variable(typ.List[str], value=["tag", "comm"])
+
+    #: Patterns: ``pingpong`` (seed), ``umq`` and ``prq`` (one queue each).
+    #:
+    #: :type: :class:`List[str]`
+    patterns = variable(typ.List[str], value=["pingpong", "umq", "prq"])
+
+    #: Inferred matching-queue model (``shared``, ``per-communicator``,
+    #: ``inconclusive`` or ``not measured``).
+    #:
+    #: :type: :class:`str`
+    queue_model = variable(str, value="", loggable=True)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "matching"})
+    tags = {"matching", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def check_parameters(self) -> None:
+        if len(set(self.messages)) < 3:
+            raise SentinelError(f"MatchingCheck.messages={self.messages}: the fit needs "
+                                "at least 3 distinct batch sizes")
+        if self.checkpoint not in self.messages:
+            raise SentinelError(f"MatchingCheck.checkpoint={self.checkpoint} is not one of "
+                                f"messages={self.messages}")
+
+    @run_before("run")
+    def set_command(self) -> None:
+        self.executable = self.build.executable_path
+        self.executable_opts = [
+            "--lengths", ",".join(map(str, self.lengths)),
+            "--messages", ",".join(map(str, self.messages)),
+            "--iterations", str(self.iterations),
+            "--repetitions", str(self.repetitions),
+            "--warmup", str(self.warmup),
+            "--algorithms", ",".join(self.algorithms),
+            "--patterns", ",".join(self.patterns),
+        ]
+
+    @sanity_function
+    def validate(self):
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        try:
+            with open(stdout, errors="replace") as fp:
+                out = parse(fp.read(), "matching")
+            require_complete(out, stdout)
+            self.verify_transport()
+            self.verify_placement(out)
+            self._result = analyse(out, self.checkpoint, self.lengths[0] * 8)
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        self.queue_model = self._result.queue_model
+        return True
+
+    @run_before("performance")
+    def set_perf_variables(self) -> None:
+        self.perf_variables = {
+            name: rfm.utility.sanity.make_performance_function(
+                rfm.utility.sanity.defer(value), unit)
+            for name, (value, unit) in self._result.values.items()
+        }

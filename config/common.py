@@ -1,0 +1,71 @@
+"""Settings shared by every system: output locations, logging, modes, storage.
+
+Generated files go under ``$SENTINEL_OUTPUT`` (default: the checkout):
+run reports and perflogs in ``reports/``, stage and output directories and
+the results database in ``var/``.
+"""
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = Path(os.environ.get("SENTINEL_OUTPUT", ROOT))
+REPORTS = OUTPUT / "reports"
+VAR = OUTPUT / "var"
+VAR.mkdir(parents=True, exist_ok=True)  # ReFrame does not create the log directory
+
+#: Scaled-down matching parameters: the whole local matrix in about a minute.
+QUICK_MATCHING = [
+    "-S", "MatchingCheck.lengths=10",
+    "-S", "MatchingCheck.messages=1,8,16,24,32",
+    "-S", "MatchingCheck.checkpoint=16",
+    "-S", "MatchingCheck.repetitions=5",
+]
+
+general = [{
+    "check_search_path": [str(ROOT / "checks")],
+    "report_file": str(REPORTS / "run-report-{sessionid}.json"),
+    "save_log_files": False,
+}]
+
+modes = [
+    # Smoke run of everything on a small machine (make run, CI).
+    {"name": "quick", "options": ["--tag", "nightly", *QUICK_MATCHING]},
+    # What a site runs every night: seed parameters, short message sizes.
+    {"name": "nightly", "options": [
+        "--tag", "nightly",
+        "-S", "MatchingCheck.lengths=10,1000",
+    ]},
+    # Procurement acceptance: seed parameters; a missing reference fails.
+    {"name": "acceptance", "options": [
+        "--tag", "acceptance", "-S", "require_reference=true",
+    ]},
+]
+
+storage = [{
+    "enable": True,
+    "sqlite_db_file": str(VAR / "results.db"),
+}]
+
+logging = [{
+    "perflog_multiline": True,
+    "handlers": [
+        {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
+        {"type": "file", "name": str(VAR / "reframe.log"), "level": "debug",
+         "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
+         "append": True},
+    ],
+    "handlers_perflog": [{
+        "type": "filelog",
+        "prefix": "%(check_system)s/%(check_partition)s",
+        "level": "info",
+        "basedir": str(REPORTS / "perflogs"),
+        "format": (
+            "%(check_job_completion_time)s|%(check_display_name)s|"
+            "%(check_environ)s|%(check_perf_var)s=%(check_perf_value)s %(check_perf_unit)s|"
+            "ref=%(check_perf_ref)s (l=%(check_perf_lower_thres)s, "
+            "u=%(check_perf_upper_thres)s)|%(check_result)s"
+        ),
+        "append": True,
+    }],
+}]

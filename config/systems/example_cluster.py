@@ -1,0 +1,88 @@
+"""Template for a site: copy to ``systems/<your_system>.py`` and edit.
+
+A Slurm cluster with two partitions modelled on seed 003's Orfeo (THIN: 2 x
+12-core Xeon Gold 6126; GPU: 2 x 24-core Xeon Gold 6226) and two MPI
+environments loaded as modules. What each key means for the checks:
+
+* partition ``features``: ``mpi`` (runs MPI jobs); checks select by feature;
+* partition ``extras['num_nodes']``: nodes available for the ``node``
+  mapping (required off the local scheduler);
+* partition ``processor``: the node topology (``reframe
+  --detect-host-topology`` prints it); the ``socket`` mapping and placement
+  validation use it;
+* environment ``features``: ``mpi``, the MPI family (``openmpi``, ``mpich``,
+  ``intelmpi``) and the transport names it offers (see
+  ``sentinel.mpi.transports``); a transport not declared is not generated;
+* environment ``extras['launcher_options']``: options appended to every
+  launch (e.g. ``--mca btl_tcp_if_include ib0``); they override the
+  transport's settings, and transport verification shows it when they do.
+
+It lists and dry-runs anywhere: ``reframe -C config/settings.py --system
+example_cluster -c checks -l`` (or ``--dry-run``).
+"""
+
+_PROCESSOR_THIN = {
+    "arch": "skylake_avx512", "num_cpus": 24, "num_cpus_per_core": 1,
+    "num_cpus_per_socket": 12, "num_sockets": 2,
+    "topology": {
+        "sockets": [hex(0xFFF), hex(0xFFF << 12)],
+        "cores": [hex(1 << c) for c in range(24)],
+    },
+}
+_PROCESSOR_GPU = {
+    "arch": "cascadelake", "num_cpus": 48, "num_cpus_per_core": 1,
+    "num_cpus_per_socket": 24, "num_sockets": 2,
+    "topology": {
+        "sockets": [hex(0xFFFFFF), hex(0xFFFFFF << 24)],
+        "cores": [hex(1 << c) for c in range(48)],
+    },
+}
+
+
+def _partition(name: str, descr: str, nodes: int, processor: dict) -> dict:
+    return {
+        "name": name,
+        "descr": descr,
+        "scheduler": "slurm",
+        "launcher": "srun",
+        "access": [f"--partition={name.upper()}", "--exclusive"],
+        "environs": ["openmpi", "intelmpi"],
+        "features": ["mpi"],
+        "extras": {"num_nodes": nodes},
+        "processor": processor,
+        "max_jobs": 8,
+    }
+
+
+system = {
+    "name": "example_cluster",
+    "descr": "Example site: Slurm, THIN and GPU partitions, MPI from modules",
+    "hostnames": [r"^login\d+\.example\.org$"],
+    "modules_system": "lmod",
+    "partitions": [
+        _partition("thin", "Intel Xeon Gold 6126, 2 x 12 cores, 100 Gb/s HDR", 10,
+                   _PROCESSOR_THIN),
+        _partition("gpu", "Intel Xeon Gold 6226, 2 x 24 cores, 100 Gb/s HDR", 4,
+                   _PROCESSOR_GPU),
+    ],
+}
+
+environments = [
+    {
+        "name": "openmpi",
+        "target_systems": ["example_cluster"],
+        "modules": ["openmpi/4.1.1"],
+        "cc": "mpicc",
+        "features": ["mpi", "openmpi", "ob1-tcp", "ob1-vader", "ucx-sm", "ucx-tcp"],
+        "extras": {"launcher_options": ["--mpi=pmix"]},
+    },
+    {
+        "name": "intelmpi",
+        "target_systems": ["example_cluster"],
+        "modules": ["intel-oneapi-mpi/2021.4"],
+        "cc": "mpicc",
+        "features": ["mpi", "intelmpi", "shm", "ofi-tcp", "ofi-mlx", "shm-ofi-mlx"],
+        "env_vars": [["I_MPI_PMI_LIBRARY", "/usr/lib64/libpmi2.so"]],
+        "extras": {"launcher_options": ["--mpi=pmi2"]},
+    },
+]

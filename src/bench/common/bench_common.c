@@ -1,0 +1,198 @@
+#define _GNU_SOURCE
+#include "bench_common.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SB_LINE 2048
+
+int sb_parse_long(const char *option, const char *text, long min, long max,
+                  long *value, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0') {
+        snprintf(err, errlen, "%s: '%s' is not an integer", option, text);
+        return -1;
+    }
+    if (v < min || v > max) {
+        snprintf(err, errlen, "%s: %ld is out of range [%ld, %ld]", option, v,
+                 min, max);
+        return -1;
+    }
+    *value = v;
+    return 0;
+}
+
+int sb_parse_int_list(const char *option, const char *text, long min, long max,
+                      sb_int_list *list, char *err, size_t errlen)
+{
+    char buf[SB_LINE];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "%s: list is too long", option);
+        return -1;
+    }
+    strcpy(buf, text);
+    list->count = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (list->count == SB_MAX_LIST) {
+            snprintf(err, errlen, "%s: at most %d values", option, SB_MAX_LIST);
+            return -1;
+        }
+        if (sb_parse_long(option, tok, min, max, &list->values[list->count],
+                          err, errlen) != 0)
+            return -1;
+        list->count++;
+    }
+    if (list->count == 0) {
+        snprintf(err, errlen, "%s: empty list", option);
+        return -1;
+    }
+    return 0;
+}
+
+int sb_parse_name_list(const char *option, const char *text,
+                       const char *const allowed[], int nallowed,
+                       unsigned *mask, char *err, size_t errlen)
+{
+    char buf[SB_LINE];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "%s: list is too long", option);
+        return -1;
+    }
+    strcpy(buf, text);
+    *mask = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < nallowed; i++)
+            if (strcmp(tok, allowed[i]) == 0)
+                found = i;
+        if (found < 0) {
+            int off = snprintf(err, errlen, "%s: unknown value '%s' (allowed:",
+                               option, tok);
+            for (int i = 0; i < nallowed && off > 0 && (size_t)off < errlen; i++)
+                off += snprintf(err + off, errlen - (size_t)off, " %s",
+                                allowed[i]);
+            if (off > 0 && (size_t)off < errlen)
+                snprintf(err + off, errlen - (size_t)off, ")");
+            return -1;
+        }
+        *mask |= 1u << found;
+    }
+    if (*mask == 0) {
+        snprintf(err, errlen, "%s: empty list", option);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double sb_median(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, cmp_double);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double sb_min(const double *values, int n)
+{
+    double m = values[0];
+    for (int i = 1; i < n; i++)
+        if (values[i] < m)
+            m = values[i];
+    return m;
+}
+
+/* Format the CPU set as a compact range list, e.g. "0-3,8". */
+static void format_cpuset(const cpu_set_t *set, char *out, size_t len)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, set))
+            continue;
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        int w = last > cpu
+                    ? snprintf(out + off, len - off, "%s%d-%d", off ? "," : "",
+                               cpu, last)
+                    : snprintf(out + off, len - off, "%s%d", off ? "," : "", cpu);
+        if (w < 0 || (size_t)w >= len - off)
+            return;
+        off += (size_t)w;
+        cpu = last;
+    }
+}
+
+int sb_report_affinity(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char host[256] = "unknown", cpus[SB_LINE - 300] = "unknown";
+    char line[SB_LINE];
+    gethostname(host, sizeof host - 1);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        format_cpuset(&set, cpus, sizeof cpus);
+    snprintf(line, sizeof line, "SENTINEL_AFFINITY rank=%d host=%s cpus=%s",
+             rank, host, cpus);
+    char *all = NULL;
+    if (rank == 0) {
+        all = malloc((size_t)size * SB_LINE);
+        if (all == NULL) {
+            fprintf(stderr, "affinity report: out of memory\n");
+            return -1;
+        }
+    }
+    MPI_Gather(line, SB_LINE, MPI_CHAR, all, SB_LINE, MPI_CHAR, 0, comm);
+    if (rank == 0) {
+        for (int r = 0; r < size; r++)
+            printf("%s\n", all + (size_t)r * SB_LINE);
+        free(all);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+void sb_report_library(MPI_Comm comm)
+{
+    int rank, len = 0;
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    MPI_Comm_rank(comm, &rank);
+    MPI_Get_library_version(version, &len);
+    if (rank != 0)
+        return;
+    for (int i = 0; i < len; i++) {
+        if (version[i] == '\n' || version[i] == '\r') {
+            version[i] = '\0';
+            break;
+        }
+        if (version[i] == ' ' || version[i] == '\t')
+            version[i] = '_';
+    }
+    printf("SENTINEL_LIBRARY version=%s\n", version);
+}
+
+void sb_error(MPI_Comm comm, const char *program, const char *err)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        fprintf(stderr, "%s: error: %s\n", program, err);
+}

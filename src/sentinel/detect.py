@@ -1,0 +1,160 @@
+"""Detection of what this host really has: CPU topology and MPI stacks.
+
+Used by ``config/systems/local.py`` at configuration load: only cheap reads of
+``/sys`` and a few short, time-limited commands, never assumptions.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sentinel.mpi.transports import INTEL_OFI_PROVIDERS, OFI_PROVIDERS
+
+_SYS_CPU = Path("/sys/devices/system/cpu")
+
+
+def _mask(cpus: list[int]) -> str:
+    return hex(sum(1 << c for c in cpus))
+
+
+def cpu_topology(sys_cpu: Path = _SYS_CPU) -> dict:
+    """The processor description ReFrame expects, read from sysfs."""
+    cores: dict[tuple[int, int], list[int]] = {}
+    sockets: dict[int, list[int]] = {}
+    for d in sorted(sys_cpu.glob("cpu[0-9]*"), key=lambda p: int(p.name[3:])):
+        topo = d / "topology"
+        if not topo.is_dir():
+            continue  # offline CPU
+        cpu = int(d.name[3:])
+        pkg = int((topo / "physical_package_id").read_text())
+        core = int((topo / "core_id").read_text())
+        cores.setdefault((pkg, core), []).append(cpu)
+        sockets.setdefault(pkg, []).append(cpu)
+    ncpus = sum(len(v) for v in sockets.values())
+    return {
+        "arch": platform.machine(),
+        "num_cpus": ncpus,
+        "num_cpus_per_core": max(len(v) for v in cores.values()),
+        "num_cpus_per_socket": max(len(v) for v in sockets.values()),
+        "num_sockets": len(sockets),
+        "topology": {
+            "sockets": [_mask(v) for _, v in sorted(sockets.items())],
+            "cores": [_mask(v) for _, v in sorted(cores.items())],
+        },
+    }
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=20,
+                           env={**os.environ, **(env or {})})
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return 127, str(err)
+    return p.returncode, p.stdout + p.stderr
+
+
+def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
+                         env: dict[str, str] | None = None) -> list[str]:
+    """Providers, among ``candidates``, for which libfabric finds a usable fabric.
+
+    ``fi_info -l`` lists the providers built in; only those are probed with
+    ``fi_info -p`` (which fails when the provider has no device here).
+    """
+    if fi_info is None:
+        return []
+    rc, listing = _run([fi_info, "-l"], env)
+    present = set(re.findall(r"^(\w+):", listing, re.M)) if rc == 0 else set()
+    return [p for p in candidates
+            if p in present and _run([fi_info, "-p", p], env)[0] == 0]
+
+
+@dataclass
+class MpiStack:
+    """One detected MPI installation and the transports it can offer."""
+
+    family: str
+    version: str
+    cc: str
+    launcher_dir: str
+    transports: list[str]
+    env_vars: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _ompi_components(ompi_info: str) -> set[tuple[str, str]]:
+    rc, out = _run([ompi_info, "--parsable"])
+    return set(re.findall(r"^mca:(\w+):(\w+):", out, re.M)) if rc == 0 else set()
+
+
+def openmpi(launchers: Path) -> MpiStack | None:
+    """Debian-style Open MPI (``mpicc.openmpi``, ``mpirun.openmpi``)."""
+    cc, run, info = (shutil.which(x) for x in ("mpicc.openmpi", "mpirun.openmpi", "ompi_info"))
+    if not (cc and run and info):
+        return None
+    comps = _ompi_components(info)
+    rc, out = _run([info, "--version"])
+    m = re.search(r"Open MPI\)? v?(\S+)", out)
+    transports = [f"ob1-{b}" for b in ("tcp", "vader", "sm") if ("btl", b) in comps]
+    if ("pml", "ucx") in comps:
+        transports += ["ucx-sm", "ucx-tcp"]
+    notes = []
+    if ("mtl", "ofi") in comps:
+        provs = [p for p in usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)]
+        transports += [f"ofi-{p}" for p in provs]
+        if not shutil.which("fi_info"):
+            notes.append("mtl ofi present but fi_info missing: OFI providers not detected")
+    return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
+                    str(launchers / "openmpi"), transports, notes=notes)
+
+
+def mpich(launchers: Path) -> MpiStack | None:
+    """Debian-style MPICH (``mpicc.mpich``, ``mpiexec.mpich``)."""
+    cc, run = shutil.which("mpicc.mpich"), shutil.which("mpiexec.mpich")
+    version_cmd = shutil.which("mpichversion.mpich") or shutil.which("mpichversion")
+    if not (cc and run and version_cmd):
+        return None
+    rc, out = _run([version_cmd])
+    ver = re.search(r"MPICH Version:\s*(\S+)", out)
+    dev = re.search(r"MPICH Device:\s*(\S+)", out)
+    if not ver:  # mpichversion of another MPI (or a broken install)
+        return None
+    device = dev.group(1) if dev else ""
+    transports = []
+    if "ucx" in device:
+        transports += ["ucx-sm", "ucx-tcp"]
+    if "ofi" in device:
+        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
+        transports += [f"ofi-{p}" for p in provs]
+    return MpiStack("mpich", ver.group(1), cc, str(launchers / "mpich"), transports,
+                    notes=[f"device {device}"])
+
+
+def intel_mpi_env(root: Path) -> dict[str, str]:
+    """What Intel MPI from PyPI's impi-devel needs to run (see local-stack.md)."""
+    return {
+        "I_MPI_ROOT": str(root),
+        "FI_PROVIDER_PATH": str(root / "lib"),
+        "LD_LIBRARY_PATH": f"{root / 'lib'}:{root / 'lib' / 'mpi'}",
+    }
+
+
+def intelmpi(root: Path | None) -> MpiStack | None:
+    """Intel MPI installed in its own venv (``make setup`` puts it in .venv-impi)."""
+    if root is None or not (root / "bin" / "mpiexec.hydra").exists():
+        return None
+    env = intel_mpi_env(root)
+    dists = sorted(root.glob("lib/python3*/site-packages/impi_rt-*.dist-info"))
+    m = re.search(r"impi_rt-(\S+)\.dist-info", dists[-1].name) if dists else None
+    fi_info = root / "bin" / "libfabric" / "fi_info"
+    provs = usable_ofi_providers(str(fi_info) if fi_info.exists() else None,
+                                 INTEL_OFI_PROVIDERS, env)
+    transports = ["shm"] + [f"ofi-{p}" for p in provs]
+    transports += [f"shm-ofi-{p}" for p in provs if p != "shm"]
+    return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
+                    str(root / "bin"), transports, env_vars=env)

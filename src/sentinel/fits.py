@@ -1,0 +1,79 @@
+"""Fits: the matching-time model and the queue-model inference.
+
+Matching model (seed 000): ``Diff(n) = ROT(n) - IOT(n) = c + legs * n(n-1)/2 * M``
+where ``legs`` is the number of reversed legs per iteration. M is the slope of
+a least-squares line of Diff against ``legs * n(n-1)/2`` over all batch sizes;
+the intercept absorbs any constant offset between the two orders.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from sentinel.errors import SentinelError
+
+#: A fitted slope counts as a real effect when it exceeds this many standard errors.
+SIGNIFICANCE = 3.0
+
+
+@dataclass(frozen=True)
+class MatchFit:
+    """Least-squares fit of Diff against the number of unsuccessful matches."""
+
+    m_us: float
+    intercept_us: float
+    r2: float
+    stderr_us: float
+    points: int
+
+    @property
+    def significant(self) -> bool:
+        """True when M is positive and clearly above its standard error."""
+        return self.m_us > 0 and self.m_us > SIGNIFICANCE * self.stderr_us
+
+
+def fit_matching(ns: Sequence[int], diffs_us: Sequence[float], legs: int) -> MatchFit:
+    """Fit M (us per unsuccessful match) from Diff(n) over batch sizes ``ns``."""
+    if len(ns) != len(diffs_us):
+        raise SentinelError("fit_matching: batch sizes and Diff values differ in length")
+    x = np.array([legs * n * (n - 1) / 2 for n in ns], dtype=float)
+    y = np.asarray(diffs_us, dtype=float)
+    if len(set(x.tolist())) < 3:
+        raise SentinelError(
+            f"fit_matching: need at least 3 distinct batch sizes, got {sorted(set(ns))}"
+        )
+    design = np.vstack([np.ones_like(x), x]).T
+    (intercept, slope), *_ = np.linalg.lstsq(design, y, rcond=None)
+    resid = y - (intercept + slope * x)
+    ss_res = float(resid @ resid)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+    sxx = float(((x - x.mean()) ** 2).sum())
+    dof = len(x) - 2
+    stderr = math.sqrt(ss_res / dof / sxx) if dof > 0 else math.inf
+    return MatchFit(float(slope), float(intercept), r2, stderr, len(x))
+
+
+#: Possible outcomes of :func:`queue_model`.
+QUEUE_MODELS = ("shared", "per-communicator", "inconclusive")
+
+
+def queue_model(tag: MatchFit, comm: MatchFit) -> str:
+    """Does the library keep one matching queue for all communicators?
+
+    With one queue per communicator the communicator algorithm's Diff is flat
+    (its M is near zero); with one shared queue it grows like the tag
+    algorithm's. Undecidable when the tag algorithm shows no matching cost.
+    """
+    if not tag.significant:
+        return "inconclusive"
+    ratio = comm.m_us / tag.m_us
+    if comm.significant and ratio >= 0.5:
+        return "shared"
+    if ratio < 0.25:
+        return "per-communicator"
+    return "inconclusive"

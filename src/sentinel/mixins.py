@@ -1,0 +1,185 @@
+"""Small ReFrame building blocks, one concern each, shared by the checks.
+
+* :class:`TransportMappingTest`: two ranks over one transport and one rank
+  mapping; generates only valid (transport, mapping) pairs, applies the
+  transport's environment and the mapping's launcher options, proves the
+  transport from the library log and the placement from the affinity report.
+* :class:`PartitionReferences`: references per partition from
+  ``config/references/<system>.yaml`` through ReFrame's ``$ref``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.exceptions import SanityError
+
+from sentinel.errors import SentinelError
+from sentinel.mpi.placement import (
+    MAPPINGS,
+    RankPlacement,
+    Topology,
+    launcher_settings,
+    parse_cpu_list,
+    placement_problems,
+    tasks_per_node,
+)
+from sentinel.mpi.transports import CATALOGUE, Transport
+from sentinel.mpi.verify import observe, problems
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.paths import references_dir
+
+
+def _partition_nodes(partition) -> int:
+    if partition.scheduler.registered_name == "local":
+        return 1
+    try:
+        return int(partition.extras["num_nodes"])
+    except KeyError:
+        raise SentinelError(
+            f"partition {partition.fullname}: extras['num_nodes'] is not set; "
+            "the 'node' mapping needs to know how many nodes the partition has"
+        ) from None
+
+
+class TransportMappingTest(rfm.RunOnlyRegressionTest):
+    """Two ranks over one transport and one rank mapping."""
+
+    #: The transport, ``family/name`` from :data:`sentinel.mpi.CATALOGUE`.
+    #: Only environments whose features include the family and the transport
+    #: name (e.g. ``+openmpi +ucx-sm``) run it.
+    #:
+    #: :type: :class:`str`
+    #: :values: every catalogue entry
+    transport = parameter(sorted(CATALOGUE), fmt=lambda key: key.split("/", 1)[1],
+                          loggable=True)
+
+    #: Rank placement: ``core``, ``socket`` or ``node``.
+    #:
+    #: :type: :class:`str`
+    mapping = parameter(list(MAPPINGS), loggable=True)
+
+    #: What the library's log showed about its transport selection.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set by sanity)
+    transport_selected = variable(str, value="", loggable=True)
+
+    num_tasks = 2
+    valid_systems = ["+mpi"]
+
+    @property
+    def transport_info(self) -> Transport:
+        """The catalogue entry of :attr:`transport`."""
+        return CATALOGUE[self.transport]
+
+    @property
+    def transport_name(self) -> str:
+        """The transport name without its family (a reference index key)."""
+        return self.transport_info.name
+
+    @run_after("init")
+    def generate_valid_pairs(self) -> None:
+        t = self.transport_info
+        self.skip_if(t.intra_node and self.mapping == "node",
+                     f"{t.name} is shared memory: it cannot carry traffic between nodes")
+        self.valid_prog_environs = [f"+{t.family} +{t.name}"]
+        self.num_tasks_per_node = tasks_per_node(self.mapping)
+
+    @run_after("setup")
+    def skip_impossible_mapping(self) -> None:
+        part = self.current_partition
+        if self.mapping == "socket":
+            sockets = part.processor.num_sockets
+            if sockets is None:
+                raise SentinelError(
+                    f"partition {part.fullname}: processor topology unknown; set "
+                    "'processor' in its config (or run reframe --detect-host-topology)"
+                )
+            self.skip_if(sockets < 2, f"mapping socket needs 2 sockets; partition "
+                                      f"{part.fullname} has {sockets}")
+        elif self.mapping == "node":
+            nodes = _partition_nodes(part)
+            self.skip_if(nodes < 2, f"mapping node needs 2 nodes; partition "
+                                    f"{part.fullname} has {nodes}")
+
+    @run_before("run")
+    def apply_transport_and_mapping(self) -> None:
+        t = self.transport_info
+        launcher = self.job.launcher.registered_name
+        opts, env = launcher_settings(t.family, self.mapping, launcher)
+        self.env_vars.update(t.run_env())
+        self.env_vars.update(env)
+        if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
+            # mpirun forwards OMPI_* itself; other variables must be named.
+            for var in sorted(t.run_env()):
+                if not var.startswith("OMPI_"):
+                    opts += ["-x", var]
+        opts += list(self.current_environ.extras.get("launcher_options", []))
+        self.job.launcher.options += opts
+
+    def _output_text(self) -> str:
+        text = ""
+        for name in (self.stdout.evaluate(), self.stderr.evaluate()):
+            path = os.path.join(self.stagedir, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as fp:
+                    text += fp.read()
+        return text
+
+    def verify_transport(self) -> None:
+        """Fail unless the library's log proves the requested transport."""
+        sel = observe(self._output_text())
+        self.transport_selected = sel.describe()
+        issues = problems(self.transport_info, sel)
+        if issues:
+            raise SanityError(
+                f"transport {self.transport} not verified: " + "; ".join(issues)
+            )
+
+    def verify_placement(self, out: BenchOutput) -> None:
+        """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""
+        ranks = [RankPlacement(r.integer("rank"), r.text("host"),
+                               parse_cpu_list(r.text("cpus")))
+                 for r in out.of("AFFINITY")]
+        proc = self.current_partition.processor
+        topo = None
+        if proc.topology and proc.topology.get("cores") and proc.topology.get("sockets"):
+            topo = Topology.from_masks(proc.topology["cores"], proc.topology["sockets"])
+        issues = placement_problems(self.mapping, ranks, topo)
+        if issues:
+            raise SanityError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
+
+
+class PartitionReferences(rfm.RegressionTestPlugin):
+    """References per partition from ``config/references/<system>.yaml``.
+
+    The file is indexed by ``$partition``, ``$environ``, ``transport_name``
+    and ``mapping``. A combination without an entry gets no reference: that
+    is said in :attr:`reference_status` (in perflogs and run reports) and,
+    with ``require_reference`` set (the acceptance mode), fails the test.
+    """
+
+    #: Where this test's references came from, or why it has none.
+    #:
+    #: :type: :class:`str`
+    reference_status = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def load_references(self) -> None:
+        name = f"{self.current_system.name}.yaml"
+        path = references_dir() / name
+        if not path.exists():
+            self.reference_status = f"no reference: {path} does not exist"
+            return
+        self.reference = {"$ref": str(path)}
+        key = (f"{self.current_partition.fullname}/{self.current_environ.name}/"
+               f"{self.transport_name}/{self.mapping}")
+        try:
+            self.reference[self]
+        except KeyError:
+            self.reference_status = f"no reference: {path} has no entry for {key}"
+        else:
+            self.reference_status = f"{path}: {key}"

@@ -1,0 +1,144 @@
+"""Rank mappings: launcher options per MPI family and placement validation.
+
+``core``: two ranks on neighbouring cores of one socket; ``socket``: two
+ranks on different sockets of one node; ``node``: one rank on each of two
+nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from sentinel.errors import SentinelError
+
+MAPPINGS = ("core", "socket", "node")
+
+_MPIRUN_STYLE = ("mpirun", "mpiexec", "local")
+
+_OPTIONS: Mapping[tuple[str, str], tuple[list[str], dict[str, str]]] = {
+    ("openmpi", "core"): (["--map-by", "core", "--bind-to", "core"], {}),
+    ("openmpi", "socket"): (["--map-by", "socket", "--bind-to", "core"], {}),
+    ("openmpi", "node"): (["--map-by", "node", "--bind-to", "core"], {}),
+    ("mpich", "core"): (["-map-by", "core", "-bind-to", "core"], {}),
+    ("mpich", "socket"): (["-map-by", "socket", "-bind-to", "core"], {}),
+    ("mpich", "node"): (["-ppn", "1", "-bind-to", "core"], {}),
+    ("intelmpi", "core"): ([], {"I_MPI_PIN_DOMAIN": "core", "I_MPI_PIN_ORDER": "compact"}),
+    ("intelmpi", "socket"): ([], {"I_MPI_PIN_DOMAIN": "core", "I_MPI_PIN_ORDER": "scatter"}),
+    ("intelmpi", "node"): (["-ppn", "1"], {"I_MPI_PIN_DOMAIN": "core"}),
+}
+
+_SRUN: Mapping[str, list[str]] = {
+    "core": ["--cpu-bind=cores", "--distribution=block:block"],
+    "socket": ["--cpu-bind=cores", "--distribution=block:cyclic"],
+    "node": ["--cpu-bind=cores"],
+}
+
+
+def tasks_per_node(mapping: str) -> int:
+    """Ranks per node for a two-rank run under ``mapping``."""
+    return 1 if mapping == "node" else 2
+
+
+def launcher_settings(family: str, mapping: str,
+                      launcher: str) -> tuple[list[str], dict[str, str]]:
+    """Launcher options and environment variables that realise ``mapping``."""
+    if mapping not in MAPPINGS:
+        raise SentinelError(f"unknown mapping {mapping!r} (known: {', '.join(MAPPINGS)})")
+    if launcher == "srun":
+        return list(_SRUN[mapping]), {}
+    if launcher not in _MPIRUN_STYLE:
+        raise SentinelError(
+            f"no placement options for launcher {launcher!r}; "
+            f"supported: srun, {', '.join(_MPIRUN_STYLE)}"
+        )
+    try:
+        opts, env = _OPTIONS[(family, mapping)]
+    except KeyError:
+        raise SentinelError(f"no placement options for MPI family {family!r}") from None
+    return list(opts), dict(env)
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Which core and socket each CPU of a node belongs to."""
+
+    core_of: Mapping[int, int]
+    socket_of: Mapping[int, int]
+
+    @classmethod
+    def from_masks(cls, cores: Sequence[str], sockets: Sequence[str]) -> Topology:
+        """Build from ReFrame's processor topology (hexadecimal CPU masks)."""
+        return cls(_index(cores), _index(sockets))
+
+    @property
+    def num_sockets(self) -> int:
+        """Number of sockets."""
+        return len(set(self.socket_of.values()))
+
+
+def _index(masks: Sequence[str]) -> dict[int, int]:
+    out = {}
+    for i, mask in enumerate(masks):
+        bits = int(mask, 16)
+        cpu = 0
+        while bits:
+            if bits & 1:
+                out[cpu] = i
+            bits >>= 1
+            cpu += 1
+    return out
+
+
+@dataclass(frozen=True)
+class RankPlacement:
+    """Where one rank ran, from its SENTINEL_AFFINITY line."""
+
+    rank: int
+    host: str
+    cpus: frozenset[int]
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """'0-2,5' -> {0, 1, 2, 5}; raises SentinelError on anything else."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise SentinelError(f"malformed CPU list {text!r} in affinity report") from None
+    return frozenset(cpus)
+
+
+def _one_of(cpus: frozenset[int], group: Mapping[int, int]) -> int | None:
+    """The single group (core or socket) that holds all of cpus, else None."""
+    groups = {group.get(c) for c in cpus}
+    return groups.pop() if len(groups) == 1 and None not in groups else None
+
+
+def placement_problems(mapping: str, ranks: Sequence[RankPlacement],
+                       topo: Topology | None) -> list[str]:
+    """What is wrong with where ranks 0 and 1 ran, for ``mapping``."""
+    pair = sorted(ranks, key=lambda r: r.rank)[:2]
+    if len(pair) < 2:
+        return [f"affinity reported for {len(pair)} rank(s), need ranks 0 and 1"]
+    a, b = pair
+    same_host = a.host == b.host
+    if mapping == "node":
+        return [] if not same_host else [f"mapping node: ranks 0 and 1 both ran on {a.host}"]
+    out = [] if same_host else [f"mapping {mapping}: ranks ran on {a.host} and {b.host}"]
+    if topo is None:
+        return out + ["processor topology unknown: cannot validate binding"]
+    cores = [_one_of(r.cpus, topo.core_of) for r in pair]
+    for r, core in zip(pair, cores):
+        if core is None:
+            out.append(f"rank {r.rank} is not bound to one core (cpus {sorted(r.cpus)})")
+    if None not in cores and cores[0] == cores[1]:
+        out.append(f"ranks 0 and 1 share core {cores[0]}")
+    sockets = [_one_of(r.cpus, topo.socket_of) for r in pair]
+    if mapping == "core" and sockets[0] != sockets[1]:
+        out.append(f"mapping core: ranks on different sockets {sockets}")
+    if mapping == "socket" and (None in sockets or sockets[0] == sockets[1]):
+        out.append(f"mapping socket: ranks not on two different sockets {sockets}")
+    return out

@@ -1,0 +1,1 @@
+"""Parsers for benchmark outputs: pure functions over text."""

@@ -1,0 +1,95 @@
+"""The suite's own benchmark output: ``SENTINEL_<KIND> key=value ...`` lines.
+
+A complete output ends with ``SENTINEL_DONE bench=<name>``; its absence means
+the run was cut short, and that is reported as such.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from sentinel.errors import SentinelError
+
+_LINE = re.compile(r"^SENTINEL_([A-Z]+)((?:\s+[\w.]+=\S*)*)\s*$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One result line: its kind, fields and line number in the output."""
+
+    kind: str
+    fields: dict[str, str]
+    line: int
+
+    def text(self, key: str) -> str:
+        """A field as text; a missing field is an error naming the line."""
+        try:
+            return self.fields[key]
+        except KeyError:
+            raise SentinelError(
+                f"line {self.line}: SENTINEL_{self.kind} has no field {key!r}"
+            ) from None
+
+    def number(self, key: str) -> float:
+        """A field as a float ('nan' allowed); garbage is an error naming the line."""
+        raw = self.text(key)
+        try:
+            return float(raw)
+        except ValueError:
+            raise SentinelError(
+                f"line {self.line}: SENTINEL_{self.kind} field {key}={raw!r} is not a number"
+            ) from None
+
+    def integer(self, key: str) -> int:
+        """A field as an int."""
+        value = self.number(key)
+        if math.isnan(value) or value != int(value):
+            raise SentinelError(
+                f"line {self.line}: SENTINEL_{self.kind} field {key}={value} is not an integer"
+            )
+        return int(value)
+
+
+@dataclass
+class BenchOutput:
+    """All records of one benchmark run."""
+
+    bench: str
+    records: list[Record] = field(default_factory=list)
+    done: bool = False
+
+    def of(self, kind: str) -> list[Record]:
+        """Records of one kind, in output order."""
+        return [r for r in self.records if r.kind == kind]
+
+
+def parse(text: str, bench: str) -> BenchOutput:
+    """Collect every SENTINEL line; other lines (library logs) are ignored."""
+    out = BenchOutput(bench)
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.startswith("SENTINEL_"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            raise SentinelError(f"line {lineno}: malformed result line {line[:120]!r}")
+        fields = dict(tok.split("=", 1) for tok in m.group(2).split())
+        rec = Record(m.group(1), fields, lineno)
+        if rec.kind == "DONE" and fields.get("bench") == bench:
+            out.done = True
+        out.records.append(rec)
+    return out
+
+
+def require_complete(out: BenchOutput, source: str) -> None:
+    """Raise if the benchmark reported an error or its output is truncated."""
+    for rec in out.of("ERROR"):
+        detail = " ".join(f"{k}={v}" for k, v in rec.fields.items())
+        raise SentinelError(f"{source}:{rec.line}: benchmark reported an error: {detail}")
+    if not out.done:
+        last = out.records[-1].line if out.records else 0
+        raise SentinelError(
+            f"{source}: output of {out.bench} is truncated: no 'SENTINEL_DONE "
+            f"bench={out.bench}' line (last result line: {last})"
+        )

@@ -1,0 +1,37 @@
+"""Where the suite's files are, resolved from the installed package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sentinel.errors import SentinelError
+
+
+def repo_root() -> Path:
+    """The checkout the package was installed from (editable install).
+
+    The benchmark sources and the configuration live beside the package, so a
+    non-editable install cannot find them: say so instead of guessing.
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "src" / "bench").is_dir():
+        raise SentinelError(
+            f"cannot find src/bench next to the sentinel package ({root}); "
+            "install the suite from its checkout with 'pip install -e .'"
+        )
+    return root
+
+
+def bench_dir() -> Path:
+    """The C benchmark sources (``src/bench``)."""
+    return repo_root() / "src" / "bench"
+
+
+def references_dir() -> Path:
+    """The per-system reference files (``config/references``)."""
+    return repo_root() / "config" / "references"
+
+
+def launchers_dir() -> Path:
+    """Wrapper scripts that give each MPI family an ``mpirun`` on PATH."""
+    return repo_root() / "config" / "launchers"
