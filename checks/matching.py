@@ -123,6 +123,8 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
 
     @run_before("performance")
     def set_perf_variables(self) -> None:
+        if self.is_dry_run():
+            return
         self.perf_variables = {
             name: rfm.utility.sanity.make_performance_function(
                 rfm.utility.sanity.defer(value), unit)

@@ -38,7 +38,7 @@ modes = [
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.
     {"name": "acceptance", "options": [
-        "--tag", "acceptance", "-S", "require_reference=true",
+        "--tag", "acceptance", "-S", "require_partition_reference=true",
     ]},
 ]
 

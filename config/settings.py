@@ -23,6 +23,11 @@ _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
 _systems = [_load(p) for p in _site_files] + [_load(_HERE / "systems" / "local.py")]
 
+for _m in _systems:
+    # Stage and output directories go under $SENTINEL_OUTPUT/var unless a
+    # site file chooses its own prefix.
+    _m.system.setdefault("prefix", str(_common.VAR))
+
 site_configuration = {
     "systems": [m.system for m in _systems],
     "environments": [env for m in _systems for env in m.environments],

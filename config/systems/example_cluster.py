@@ -21,6 +21,13 @@ It lists and dry-runs anywhere: ``reframe -C config/settings.py --system
 example_cluster -c checks -l`` (or ``--dry-run``).
 """
 
+import os
+
+# Lmod sets LMOD_CMD on every login; off the cluster (listing, --dry-run on a
+# laptop or in CI) there is no module system, and the module loads are
+# left out of the generated scripts.
+_MODULES_SYSTEM = "lmod" if os.environ.get("LMOD_CMD") else "nomod"
+
 _PROCESSOR_THIN = {
     "arch": "skylake_avx512", "num_cpus": 24, "num_cpus_per_core": 1,
     "num_cpus_per_socket": 12, "num_sockets": 2,
@@ -58,7 +65,7 @@ system = {
     "name": "example_cluster",
     "descr": "Example site: Slurm, THIN and GPU partitions, MPI from modules",
     "hostnames": [r"^login\d+\.example\.org$"],
-    "modules_system": "lmod",
+    "modules_system": _MODULES_SYSTEM,
     "partitions": [
         _partition("thin", "Intel Xeon Gold 6126, 2 x 12 cores, 100 Gb/s HDR", 10,
                    _PROCESSOR_THIN),

@@ -58,7 +58,6 @@ system = {
         f"{s.family} {s.version}" for s in _stacks) or "no MPI") + ")",
     "hostnames": [".*"],
     "modules_system": "nomod",
-    "prefix": str(Path(os.environ.get("SENTINEL_OUTPUT", repo_root())) / "var"),
     "partitions": [{
         "name": "cpu",
         "descr": "All cores of this host",

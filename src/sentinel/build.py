@@ -34,6 +34,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
 
     @run_before("compile")
     def select_target(self) -> None:
+        """Build only this benchmark's make target."""
         self.build_system.options = [self.bench]
         self.build_system.max_concurrency = 1
 
@@ -44,6 +45,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
 
     @sanity_function
     def binary_built(self):
+        """The build produced the executable."""
         return sn.assert_true(
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",

@@ -63,7 +63,7 @@ QUEUE_MODELS = ("shared", "per-communicator", "inconclusive")
 
 
 def queue_model(tag: MatchFit, comm: MatchFit) -> str:
-    """Does the library keep one matching queue for all communicators?
+    """Infer whether the library keeps one matching queue for all communicators.
 
     With one queue per communicator the communicator algorithm's Diff is flat
     (its M is near zero); with one shared queue it grows like the tag

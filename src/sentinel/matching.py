@@ -82,3 +82,13 @@ def _checkpoint_values(values: dict[str, tuple[float, str]], algorithm: str,
         raise SentinelError(f"no result for the check-point n={checkpoint}")
     for field in ("iot", "rot", "diff"):
         values[f"{field}_{algorithm}"] = (at[0].number(f"{field}_us"), "us")
+
+
+#: Names :func:`analyse` can produce, with their units (for reference validation).
+METRICS: tuple[tuple[str, str], ...] = (
+    (r"match_time(_(umq|prq))?_(tag|comm)", "us"),
+    (r"match_time_(tag|comm)_\d+B", "us"),
+    (r"match_r2(_(umq|prq))?_(tag|comm)", "1"),
+    (r"(iot|rot|diff)_(tag|comm)", "us"),
+    (r"queue_ratio", "1"),
+)

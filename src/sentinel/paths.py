@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sentinel.errors import SentinelError
@@ -28,8 +29,9 @@ def bench_dir() -> Path:
 
 
 def references_dir() -> Path:
-    """The per-system reference files (``config/references``)."""
-    return repo_root() / "config" / "references"
+    """The per-system reference files: ``$SENTINEL_REFERENCES`` or ``config/references``."""
+    override = os.environ.get("SENTINEL_REFERENCES")
+    return Path(override) if override else repo_root() / "config" / "references"
 
 
 def launchers_dir() -> Path:

@@ -1,0 +1,52 @@
+# MPI Sentinel: set up, run and test.
+#   make run    set up, run the default (quick) selection on this host, say where results are
+#   make test   set up, run the whole pytest suite
+#   make setup  only the set-up: MPI stacks, .venv, Intel MPI in .venv-impi
+# Variables: PYTHON (python3), INTEL_MPI (yes|no), MODE (quick), SENTINEL_OUTPUT.
+
+PYTHON    ?= python3
+INTEL_MPI ?= yes
+MODE      ?= quick
+VENV      := .venv
+IMPI_VENV := .venv-impi
+APT_PACKAGES := make gcc libc6-dev python3-venv openmpi-bin libopenmpi-dev \
+                mpich libmpich-dev libfabric-bin hwloc
+
+# Open MPI refuses to start as root unless told; only this Makefile's own
+# runs (local runs and tests) set it, never a site configuration.
+ifeq ($(shell id -u),0)
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+endif
+
+.PHONY: setup mpi run test lint clean
+setup: mpi $(VENV)/.installed $(if $(filter yes,$(INTEL_MPI)),$(IMPI_VENV)/.installed)
+
+mpi:
+	@scripts/ensure-mpi.sh $(APT_PACKAGES)
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+# Intel MPI from PyPI, in a venv of its own: its mpicc/mpirun must not shadow
+# Open MPI's and MPICH's whenever the main venv is on PATH.
+$(IMPI_VENV)/.installed:
+	$(PYTHON) -m venv $(IMPI_VENV)
+	$(IMPI_VENV)/bin/pip install -q impi-devel
+	touch $@
+
+run: setup
+	$(VENV)/bin/reframe -C config/settings.py -c checks --mode $(MODE) -r; \
+	  status=$$?; scripts/where-results.sh; exit $$status
+
+test: setup
+	$(VENV)/bin/pytest -ra
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src checks tests config
+
+clean:
+	rm -rf var reports/perflogs reports/run-report-*.json

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Make sure an MPI is there. As root on Debian/Ubuntu: install the missing apt
+# packages given as arguments. Otherwise: say what to load and stop.
+set -eu
+missing=""
+for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $pkg"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-mpi: installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    exit 0
+fi
+if command -v mpicc >/dev/null 2>&1; then
+    echo "ensure-mpi: not installing$missing (not root or not Debian); using the MPI on PATH"
+    exit 0
+fi
+cat >&2 <<MSG
+ensure-mpi: no MPI found and I cannot install one (not root, or no apt-get).
+Load your site's MPI before 'make run', for example:
+    module load openmpi        # or: module load mpich / intel-oneapi-mpi
+    spack load openmpi         # or: spack env activate <env>
+then describe it in config/systems/<your_system>.py (see example_cluster.py).
+Missing Debian packages were:$missing
+MSG
+exit 1

@@ -1,0 +1,157 @@
+"""Validation of reference files ``config/references/<system>.yaml``.
+
+A reference file holds, per check class, ReFrame's ``$ref`` format indexed by
+``[$partition, $environ, transport_name, mapping]``, then performance
+variable -> ``[value, lower, upper, unit]``. Every key must name something
+that exists, so that nothing silently falls back to another entry, and every
+entry must be able to fail.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import yaml
+
+from sentinel.matching import METRICS as MATCHING_METRICS
+from sentinel.mpi.placement import MAPPINGS
+
+INDEX = ["$partition", "$environ", "transport_name", "mapping"]
+
+#: Check class -> (metric-name pattern, unit) pairs.
+CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "MatchingCheck": MATCHING_METRICS,
+}
+
+
+@dataclass(frozen=True)
+class SystemInfo:
+    """What the configuration says about one system."""
+
+    name: str
+    #: partition full name -> environment names.
+    partitions: Mapping[str, list[str]]
+    #: environment name -> its features (includes the transports it offers).
+    env_features: Mapping[str, set[str]]
+
+
+def systems_from_config(site_configuration: dict) -> dict[str, SystemInfo]:
+    """Index a ReFrame ``site_configuration`` dict by system name."""
+    out = {}
+    for sysconf in site_configuration["systems"]:
+        name = sysconf["name"]
+        envs = {e["name"]: set(e.get("features", []))
+                for e in site_configuration["environments"]
+                if name in e.get("target_systems", ["*"]) or "*" in e.get("target_systems", ["*"])}
+        parts = {f"{name}:{p['name']}": list(p["environs"]) for p in sysconf["partitions"]}
+        out[name] = SystemInfo(name, parts, envs)
+    return out
+
+
+def _unit_for(check: str, metric: str) -> str | None:
+    for pattern, unit in CHECK_METRICS[check]:
+        if re.fullmatch(pattern, metric):
+            return unit
+    return None
+
+
+class _Walker:
+    def __init__(self, path: Path, system: SystemInfo) -> None:
+        self.path, self.system = path, system
+        self.errors: list[str] = []
+
+    def err(self, node: yaml.Node, msg: str) -> None:
+        self.errors.append(f"{self.path}:{node.start_mark.line + 1}: {msg}")
+
+    def mapping(self, node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            self.err(node, f"{what} must be a mapping")
+            return []
+        return node.value
+
+    def check_file(self, root: yaml.Node) -> None:
+        for knode, vnode in self.mapping(root, "the file"):
+            check = knode.value
+            if check not in CHECK_METRICS:
+                self.err(knode, f"unknown check {check!r} (known: {', '.join(CHECK_METRICS)})")
+                continue
+            self.check_class(check, vnode)
+
+    def check_class(self, check: str, node: yaml.Node) -> None:
+        items = self.mapping(node, check)
+        index = [v for k, v in items if k.value == "$index"]
+        if not index or yaml.safe_load(yaml.serialize(index[0])) != INDEX:
+            self.err(node, f"{check}: $index must be {INDEX}")
+        for knode, vnode in items:
+            if knode.value == "$index":
+                continue
+            part = knode.value
+            if part not in self.system.partitions:
+                self.err(knode, f"{check}: partition {part!r} is not configured for system "
+                                f"{self.system.name!r} (configured: "
+                                f"{', '.join(sorted(self.system.partitions))})")
+                continue
+            for enode, tmap in self.mapping(vnode, part):
+                self.check_environ(check, part, enode, tmap)
+
+    def check_environ(self, check: str, part: str, enode: yaml.Node, tmap: yaml.Node) -> None:
+        env = enode.value
+        if env not in self.system.partitions[part]:
+            self.err(enode, f"{check}: environment {env!r} is not in partition {part!r} "
+                            f"(has: {', '.join(self.system.partitions[part])})")
+            return
+        features = self.system.env_features.get(env, set())
+        for tnode, mmap in self.mapping(tmap, f"{part}/{env}"):
+            if tnode.value not in features:
+                self.err(tnode, f"{check}: transport {tnode.value!r} is not offered by "
+                                f"environment {env!r} (its features)")
+                continue
+            for mnode, metrics in self.mapping(mmap, f"{part}/{env}/{tnode.value}"):
+                if mnode.value not in MAPPINGS:
+                    self.err(mnode, f"{check}: unknown mapping {mnode.value!r} "
+                                    f"(known: {', '.join(MAPPINGS)})")
+                    continue
+                for pnode, value in self.mapping(metrics, "the performance variables"):
+                    self.check_value(check, pnode, value)
+
+    def check_value(self, check: str, pnode: yaml.Node, vnode: yaml.Node) -> None:
+        metric = pnode.value
+        unit = _unit_for(check, metric)
+        if unit is None:
+            self.err(pnode, f"{check} has no performance variable {metric!r}")
+            return
+        value = yaml.safe_load(yaml.serialize(vnode))
+        if not (isinstance(value, list) and len(value) == 4):
+            self.err(vnode, f"{metric}: expected [value, lower, upper, unit], got {value!r}")
+            return
+        ref, lower, upper, got_unit = value
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                   for x in (ref, lower, upper)):
+            self.err(vnode, f"{metric}: value and both bounds must be numbers (a null "
+                            f"bound makes a reference that can never fail): {value!r}")
+        elif not -1 <= lower <= 0 <= upper:
+            # ReFrame's relative thresholds: lower in [-1, 0], upper >= 0.
+            self.err(vnode, f"{metric}: bounds must satisfy -1 <= lower <= 0 <= upper: "
+                            f"{value!r}")
+        if got_unit != unit:
+            self.err(vnode, f"{metric}: unit must be {unit!r}, got {got_unit!r}")
+
+
+def validate_file(path: Path, systems: Mapping[str, SystemInfo]) -> list[str]:
+    """Every problem in one reference file, each naming the file and line."""
+    system = systems.get(path.stem)
+    if system is None:
+        return [f"{path}: no configured system named {path.stem!r} "
+                f"(configured: {', '.join(sorted(systems))})"]
+    try:
+        root = yaml.compose(path.read_text())
+    except yaml.YAMLError as err:
+        return [f"{path}: not valid YAML: {err}"]
+    if root is None:
+        return [f"{path}: empty file"]
+    walker = _Walker(path, system)
+    walker.check_file(root)
+    return walker.errors

@@ -1,0 +1,79 @@
+"""Run the real ReFrame on this host's real MPI stacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sentinel import detect
+from sentinel.paths import launchers_dir
+from tests.conftest import ROOT
+
+REFRAME = str(Path(sys.executable).parent / "reframe")
+QUICK = ["--mode", "quick"]
+
+
+@dataclass
+class Run:
+    """One reframe invocation: exit code, console output, its JSON run report."""
+
+    returncode: int
+    output: str
+    report: dict
+
+    def cases(self, **match) -> list[dict]:
+        """Test cases whose report fields equal ``match``."""
+        return [tc for run in self.report.get("runs", [])[-1:] for tc in run["testcases"]
+                if all(tc.get(k) == v for k, v in match.items())]
+
+    def case(self, **match) -> dict:
+        found = self.cases(**match)
+        assert len(found) == 1, f"{len(found)} test cases match {match}\n{self.output[-3000:]}"
+        return found[0]
+
+
+def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
+            env: dict[str, str] | None = None) -> Run:
+    """Run reframe with its output (reports, stage, database) under ``out``."""
+    run_env = {**os.environ, "SENTINEL_OUTPUT": str(out), **(env or {})}
+    if os.geteuid() == 0:  # a local-test environment: never set in a site config
+        run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.run([REFRAME, "-C", str(config), "-c", str(ROOT / "checks"), *args],
+                          capture_output=True, text=True, env=run_env, timeout=900, cwd=out)
+    reports = sorted((out / "reports").glob("run-report-*.json"), key=os.path.getmtime)
+    report = json.loads(reports[-1].read_text()) if reports else {}
+    return Run(proc.returncode, proc.stdout + proc.stderr, report)
+
+
+def _detected() -> set[str]:
+    intel = Path(os.environ.get("SENTINEL_INTEL_MPI_ROOT", ROOT / ".venv-impi"))
+    stacks = (detect.openmpi(launchers_dir()), detect.mpich(launchers_dir()),
+              detect.intelmpi(intel))
+    return {s.family for s in stacks if s}
+
+
+DETECTED = _detected()
+REQUIRED = {f for f in os.environ.get("SENTINEL_REQUIRE_STACKS", "").split(",") if f}
+
+
+def need_stack(family: str) -> None:
+    """Skip (or, where CI requires the stack, fail) when ``family`` is absent."""
+    if family in DETECTED:
+        return
+    msg = (f"{family} is not installed on this host (make setup installs Open MPI and "
+           "MPICH from apt and Intel MPI from PyPI's impi-devel into .venv-impi)")
+    if family in REQUIRED:
+        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes {family}, but {msg}")
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def quick_matrix(tmp_path_factory) -> Run:
+    """The quick matching selection over every transport of this host, run once."""
+    return reframe([*QUICK, "-r"], tmp_path_factory.mktemp("quick"))

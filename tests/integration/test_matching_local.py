@@ -1,0 +1,90 @@
+"""The matching check for real, over the local transport x mapping matrix."""
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.integration.conftest import QUICK, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+MATRIX = [
+    ("openmpi", "ob1-tcp"), ("openmpi", "ob1-vader"), ("openmpi", "ucx-sm"),
+    ("openmpi", "ucx-tcp"), ("mpich", "ucx-sm"), ("mpich", "ucx-tcp"),
+    ("intelmpi", "shm"), ("intelmpi", "ofi-tcp"), ("intelmpi", "shm-ofi-tcp"),
+]
+# What each transport's verification must have seen in the library log.
+SELECTED = {
+    "ob1-tcp": "btl=tcp", "ob1-vader": "btl=vader", "ucx-sm": "ucx=cma,sysv",
+    "ucx-tcp": "ucx=tcp", "shm": "fabrics=shm", "ofi-tcp": "ofi=tcp",
+    "shm-ofi-tcp": "fabrics=shm:ofi",
+}
+
+
+@pytest.mark.parametrize("family,transport", MATRIX, ids=lambda x: x)
+def test_transport_runs_verified_with_matching_time(quick_matrix, family, transport):
+    need_stack(family)
+    tc = quick_matrix.case(name=tc_name(quick_matrix, family, transport), environ=family)
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    assert SELECTED[transport] in tc["transport_selected"], tc["transport_selected"]
+    perf = tc["perfvalues"]
+    for var in ("match_time_tag", "match_time_comm", "match_time_umq_tag",
+                "match_time_prq_tag", "match_r2_tag", "iot_tag", "rot_tag", "diff_tag"):
+        value, *_, unit, _result = perf[f"local:cpu:{var}"]
+        assert isinstance(value, float)
+    assert tc["queue_model"] in ("shared", "per-communicator", "inconclusive")
+    assert tc["reference_status"].startswith("no reference:")
+
+
+def tc_name(run, family, transport):
+    names = {tc["name"] for tc in run.cases(environ=family, transport=transport, mapping="core")}
+    assert len(names) == 1, names
+    return names.pop()
+
+
+def test_impossible_mappings_skip_with_their_reason(quick_matrix):
+    need_stack("openmpi")
+    out = quick_matrix.output
+    assert "mapping socket needs 2 sockets; partition local:cpu has 1" in out
+    assert "mapping node needs 2 nodes; partition local:cpu has 1" in out
+    skipped = quick_matrix.cases(environ="openmpi", transport="ob1-tcp", mapping="node")
+    assert [tc["result"] for tc in skipped] == ["skip"]
+
+
+def test_listing_generates_only_valid_pairs(tmp_path):
+    need_stack("openmpi")
+    run = reframe(["-l"], tmp_path)
+    assert run.returncode == 0, run.output
+    lines = [ln for ln in run.output.splitlines() if ln.startswith("- MatchingCheck")]
+    assert any("%transport=ob1-vader %mapping=core" in ln for ln in lines)
+    assert not any("%transport=ob1-vader %mapping=node" in ln for ln in lines)
+    assert not any("%transport=ucx-sm %mapping=node" in ln for ln in lines)
+    assert not any("%transport=ofi-cxi" in ln for ln in lines)  # offered by nothing here
+
+
+def test_example_site_lists_and_dry_runs_without_a_cluster(tmp_path):
+    run = reframe(["--system", "example_cluster", "-n", "transport=ucx-sm", "--dry-run"],
+                  tmp_path)
+    assert run.returncode == 0, run.output
+    scripts = sorted((tmp_path / "var" / "stage" / "example_cluster").rglob("rfm_job.sh"))
+    text = "\n".join(p.read_text() for p in scripts if "MatchingCheck" in str(p))
+    assert "srun --cpu-bind=cores --distribution=block:cyclic --mpi=pmix" in text
+    assert "export UCX_TLS=sm,self" in text and "#SBATCH --partition=THIN" in text
+
+
+def test_forced_transport_is_caught_by_verification(tmp_path):
+    need_stack("openmpi")
+    run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi-forced", "-r"], tmp_path,
+                  config=ROOT / "tests" / "config" / "negative.py")
+    tc = run.case(environ="openmpi-forced", mapping="core")
+    assert tc["result"] == "fail"
+    assert ("transport openmpi/ucx-sm not verified: requested pml=ucx, the run selected "
+            "pml=ob1") in tc["fail_reason"]
+
+
+def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):
+    need_stack("mpich")
+    run = reframe([*QUICK, "-n", "transport=ofi-tcp", "-p", "mpich-claims-ofi", "-r"],
+                  tmp_path, config=ROOT / "tests" / "config" / "negative.py")
+    tc = run.case(environ="mpich-claims-ofi", mapping="core")
+    assert tc["result"] == "fail"
+    assert "requested netmod=ofi, the run selected netmod=ucx" in tc["fail_reason"]

@@ -1,0 +1,60 @@
+"""References from a YAML file asserted by the real ReFrame on real runs."""
+
+import pytest
+
+from sentinel.references import systems_from_config, validate_file
+from tests.integration.conftest import QUICK, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+# ob1-vader: M per unsuccessful match in the unexpected queue must lie in
+# [0, 1] us: measured here about 0.001 us, so this passes unless matching
+# became 1000 times slower (or the fit went negative).
+# ob1-tcp: a reference of 1e-9 us +-50% that no real run reaches: must fail.
+REFERENCES = """\
+MatchingCheck:
+  $index: [$partition, $environ, transport_name, mapping]
+  local:cpu:
+    openmpi:
+      ob1-vader:
+        core:
+          match_time_umq_tag: [0.5, -1.0, 1.0, us]
+      ob1-tcp:
+        core:
+          match_time_umq_tag: [1.0e-9, -0.5, 0.5, us]
+"""
+
+
+@pytest.fixture
+def references(tmp_path, site_configuration):
+    refdir = tmp_path / "refs"
+    refdir.mkdir()
+    (refdir / "local.yaml").write_text(REFERENCES)
+    assert validate_file(refdir / "local.yaml", systems_from_config(site_configuration)) == []
+    return {"SENTINEL_REFERENCES": str(refdir)}
+
+
+def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, references):
+    need_stack("openmpi")
+    run = reframe([*QUICK, "-n", "transport=ob1-(vader|tcp)", "-p", "openmpi", "-r"],
+                  tmp_path, env=references)
+    vader = run.case(environ="openmpi", transport="ob1-vader", mapping="core")
+    assert vader["result"] == "pass", vader.get("fail_reason")
+    assert vader["reference_status"].endswith("local.yaml: local:cpu/openmpi/ob1-vader/core")
+    value, ref, lower, upper, unit, result = vader["perfvalues"]["local:cpu:match_time_umq_tag"]
+    assert (ref, lower, upper, unit, result) == (0.5, -1.0, 1.0, "us", "pass")
+    tcp = run.case(environ="openmpi", transport="ob1-tcp", mapping="core")
+    assert tcp["result"] == "fail" and tcp["fail_phase"] == "performance"
+    assert "match_time_umq_tag" in tcp["fail_reason"]
+
+
+def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
+    need_stack("openmpi")
+    run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi",
+                   "-S", "require_partition_reference=true", "-r"], tmp_path, env=references)
+    tc = run.case(environ="openmpi", transport="ucx-sm", mapping="core")
+    assert tc["result"] == "fail"
+    assert ("a reference is required (acceptance): " in tc["fail_reason"]
+            and "has no entry for local:cpu/openmpi/ucx-sm/core" in tc["fail_reason"])
+    skipped = run.case(environ="openmpi", transport="ucx-sm", mapping="socket")
+    assert skipped["result"] == "skip"

@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from sentinel.errors import SentinelError
+from sentinel.fits import MatchFit, fit_matching, queue_model
+
+NS = [1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90]
+
+
+def diffs(m, legs, offset=0.0, noise=0.0, seed=1):
+    rng = np.random.default_rng(seed)
+    return [offset + legs * n * (n - 1) / 2 * m + rng.normal(0, noise) for n in NS]
+
+
+def test_recovers_table36_indy_value_exactly():
+    fit = fit_matching(NS, diffs(0.061953, 2, offset=0.4), legs=2)
+    assert fit.m_us == pytest.approx(0.061953, rel=1e-9)
+    assert fit.intercept_us == pytest.approx(0.4)
+    assert fit.r2 == pytest.approx(1.0)
+    assert fit.significant
+
+
+def test_noise_lowers_r2_and_flat_diff_is_not_significant():
+    noisy = fit_matching(NS, diffs(0.001, 2, noise=5.0), legs=2)
+    assert noisy.r2 < 0.5 and not noisy.significant
+    flat = fit_matching(NS, diffs(0.0, 2, offset=1.0, noise=0.01), legs=2)
+    assert abs(flat.m_us) < 1e-5 and not flat.significant
+
+
+def test_legs_divide_the_slope():
+    one = fit_matching(NS, diffs(0.02, 1), legs=1)
+    two = fit_matching(NS, diffs(0.02, 2), legs=2)
+    assert one.m_us == pytest.approx(two.m_us)
+
+
+def test_too_few_sizes_is_an_error():
+    with pytest.raises(SentinelError, match="need at least 3 distinct batch sizes"):
+        fit_matching([1, 2], [0.0, 0.1], legs=2)
+
+
+def fit(m, stderr=1e-4):
+    return MatchFit(m, 0.0, 0.99, stderr, 11)
+
+
+@pytest.mark.parametrize("tag,comm,model", [
+    (fit(0.0366), fit(0.0236), "shared"),          # Blue Gene/Q, Table 36
+    (fit(0.0167), fit(0.0056), "inconclusive"),    # HECToR: ratio 0.33
+    (fit(0.0620), fit(0.0151), "per-communicator"),  # INDY: ratio 0.24
+    (fit(0.001), fit(-0.0001), "per-communicator"),
+    (fit(0.001, stderr=0.01), fit(0.001), "inconclusive"),  # tag cost not measurable
+])
+def test_queue_model(tag, comm, model):
+    assert queue_model(tag, comm) == model

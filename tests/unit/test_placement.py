@@ -1,0 +1,73 @@
+import pytest
+
+from sentinel.errors import SentinelError
+from sentinel.mpi.placement import (
+    RankPlacement,
+    Topology,
+    launcher_settings,
+    parse_cpu_list,
+    placement_problems,
+    tasks_per_node,
+)
+
+# Two sockets of 2 cores with 2 hardware threads each: cpus 0-3 socket 0.
+TWO_SOCKETS = Topology.from_masks(["0x3", "0xc", "0x30", "0xc0"], ["0xf", "0xf0"])
+
+
+def rank(r, cpus, host="n1"):
+    return RankPlacement(r, host, parse_cpu_list(cpus))
+
+
+def test_cpu_list_parsing():
+    assert parse_cpu_list("0-2,5") == {0, 1, 2, 5}
+    with pytest.raises(SentinelError, match="malformed CPU list 'x'"):
+        parse_cpu_list("x")
+
+
+def test_topology_from_masks():
+    assert TWO_SOCKETS.num_sockets == 2
+    assert TWO_SOCKETS.core_of[5] == 2 and TWO_SOCKETS.socket_of[5] == 1
+
+
+@pytest.mark.parametrize("mapping,ranks", [
+    ("core", [rank(0, "0-1"), rank(1, "2-3")]),
+    ("socket", [rank(0, "0"), rank(1, "4")]),
+    ("node", [rank(0, "0", "n1"), rank(1, "0", "n2")]),
+])
+def test_good_placements(mapping, ranks):
+    assert placement_problems(mapping, ranks, TWO_SOCKETS) == []
+
+
+@pytest.mark.parametrize("mapping,ranks,expected", [
+    ("core", [rank(0, "0-3"), rank(1, "4")], "rank 0 is not bound to one core"),
+    ("core", [rank(0, "0"), rank(1, "1")], "ranks 0 and 1 share core 0"),
+    ("core", [rank(0, "0"), rank(1, "4")], "mapping core: ranks on different sockets"),
+    ("socket", [rank(0, "0"), rank(1, "2")], "mapping socket: ranks not on two different"),
+    ("node", [rank(0, "0"), rank(1, "4")], "mapping node: ranks 0 and 1 both ran on n1"),
+    ("core", [rank(0, "0")], "affinity reported for 1 rank(s)"),
+    ("core", [rank(0, "0", "a"), rank(1, "2", "b")], "ranks ran on a and b"),
+])
+def test_bad_placements_are_named(mapping, ranks, expected):
+    msgs = placement_problems(mapping, ranks, TWO_SOCKETS)
+    assert any(expected in m for m in msgs), msgs
+
+
+def test_unknown_topology_is_reported_not_assumed():
+    assert placement_problems("core", [rank(0, "0"), rank(1, "1")], None) == [
+        "processor topology unknown: cannot validate binding"]
+
+
+def test_launcher_settings_per_family():
+    assert launcher_settings("openmpi", "core", "mpirun")[0] == [
+        "--map-by", "core", "--bind-to", "core"]
+    assert launcher_settings("mpich", "node", "mpirun")[0][:2] == ["-ppn", "1"]
+    assert launcher_settings("intelmpi", "socket", "mpirun")[1]["I_MPI_PIN_ORDER"] == "scatter"
+    assert "--distribution=block:cyclic" in launcher_settings("openmpi", "socket", "srun")[0]
+    assert tasks_per_node("node") == 1 and tasks_per_node("core") == 2
+
+
+def test_unknown_launcher_or_mapping_is_an_error():
+    with pytest.raises(SentinelError, match="no placement options for launcher 'aprun'"):
+        launcher_settings("openmpi", "core", "aprun")
+    with pytest.raises(SentinelError, match="unknown mapping 'numa'"):
+        launcher_settings("openmpi", "numa", "mpirun")

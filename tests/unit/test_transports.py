@@ -1,0 +1,78 @@
+import re
+
+import pytest
+
+from sentinel.errors import SentinelError
+from sentinel.mpi.transports import CATALOGUE, FAMILIES, lookup, names
+from sentinel.mpi.verify import observe, problems
+from tests.conftest import DATA
+
+FEATURE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]*$")
+
+
+def test_names_are_valid_reframe_features_and_unique_per_family():
+    for t in CATALOGUE.values():
+        assert FEATURE.match(t.name), t.name
+        assert t.family in FAMILIES
+    for fam in FAMILIES:
+        assert len(names(fam)) == len(set(names(fam)))
+
+
+def test_shared_memory_transports_are_intra_node_only():
+    intra = {t.key for t in CATALOGUE.values() if t.intra_node}
+    assert {"openmpi/ob1-vader", "openmpi/ob1-sm", "openmpi/ucx-sm", "mpich/ucx-sm",
+            "intelmpi/shm", "intelmpi/ofi-shm"} == intra
+
+
+def test_no_btl_settings_under_ucx():
+    for t in CATALOGUE.values():
+        if t.env.get("OMPI_MCA_pml") in ("ucx", "cm"):
+            assert "OMPI_MCA_btl" not in t.env, t.key
+
+
+def test_every_transport_has_a_verification_rule_and_a_probe():
+    for t in CATALOGUE.values():
+        assert t.expect and t.probe_env, t.key
+
+
+def test_lookup_errors_name_the_choices():
+    with pytest.raises(SentinelError, match="unknown transport 'ob1-ib' for openmpi"):
+        lookup("openmpi", "ob1-ib")
+    with pytest.raises(SentinelError, match="unknown MPI family 'lam'"):
+        lookup("lam", "tcp")
+    assert lookup("intelmpi", "shm-ofi-tcp").env["I_MPI_FABRICS"] == "shm:ofi"
+
+
+# Real logs captured on a Debian 12 machine (tests/data/logs/<family>_<name>.txt).
+CAPTURED = sorted(p.stem for p in (DATA / "logs").glob("*.txt"))
+
+
+@pytest.mark.parametrize("stem", CAPTURED)
+def test_captured_log_verifies_its_own_transport(stem):
+    family, name = stem.split("_", 1)
+    sel = observe((DATA / "logs" / f"{stem}.txt").read_text())
+    assert problems(lookup(family, name), sel) == []
+
+
+@pytest.mark.parametrize("stem", CAPTURED)
+def test_captured_log_fails_every_other_transport_of_its_family(stem):
+    family, name = stem.split("_", 1)
+    sel = observe((DATA / "logs" / f"{stem}.txt").read_text())
+    for other in names(family):
+        if other != name:
+            assert problems(lookup(family, other), sel), f"{stem} passed as {other}"
+
+
+def test_mismatch_message_names_requested_and_selected():
+    sel = observe((DATA / "logs" / "openmpi_ob1-vader.txt").read_text())
+    msgs = problems(lookup("openmpi", "ucx-sm"), sel)
+    assert "requested pml=ucx, the run selected pml=ob1" in msgs
+    msgs = problems(lookup("openmpi", "ob1-tcp"), sel)
+    assert msgs == ["requested btl=tcp, the run selected btl=vader"]
+
+
+def test_silent_log_is_not_a_pass():
+    assert problems(lookup("mpich", "ucx-sm"), observe("")) == [
+        "requested netmod=ucx, the library logged no netmod selection",
+        "UCX logged no endpoint to a peer (no 'ep_cfg' line)",
+    ]
