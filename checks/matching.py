@@ -113,6 +113,7 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
             with open(stdout, errors="replace") as fp:
                 out = parse(fp.read(), "matching")
             require_complete(out, stdout)
+            self.verify_world(out)
             self.verify_transport()
             self.verify_placement(out)
             self._result = analyse(out, self.checkpoint, self.lengths[0] * 8)

@@ -142,6 +142,18 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                 f"transport {self.transport} not verified: " + "; ".join(issues)
             )
 
+    def verify_world(self, out: BenchOutput) -> None:
+        """Fail unless the benchmark saw the number of ranks that was launched.
+
+        An MPI started with the wrong PMI runs independent singletons that
+        each exit 0; only the world size shows it.
+        """
+        configs = out.of("CONFIG")
+        ranks = configs[0].integer("ranks") if configs else 0
+        if ranks != self.num_tasks:
+            raise SanityError(f"the benchmark ran in a world of {ranks} rank(s), "
+                              f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
+
     def verify_placement(self, out: BenchOutput) -> None:
         """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""
         ranks = [RankPlacement(r.integer("rank"), r.text("host"),

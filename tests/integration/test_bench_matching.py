@@ -1,0 +1,68 @@
+"""The matching benchmark built with each MPI's wrapper and run directly."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.integration.conftest import need_stack
+
+pytestmark = pytest.mark.integration
+
+STACKS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi"]),
+          "mpich": ("mpicc.mpich", ["mpiexec.mpich"])}
+
+
+def env():
+    e = dict(os.environ)
+    if os.geteuid() == 0:  # local-test environment only
+        e.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return e
+
+
+@pytest.fixture(scope="module", params=sorted(STACKS))
+def bench(request, tmp_path_factory):
+    need_stack(request.param)
+    cc, launcher = STACKS[request.param]
+    src = tmp_path_factory.mktemp(request.param) / "bench"
+    shutil.copytree(ROOT / "src" / "bench", src)
+    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "matching"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr  # -Wall -Wextra -Werror
+    return launcher, str(src / "matching" / "matching")
+
+
+def run(bench, nranks, *args):
+    launcher, exe = bench
+    return subprocess.run([*launcher, "-np", str(nranks), exe, *args], capture_output=True,
+                          text=True, env=env(), timeout=120)
+
+
+def test_small_run_is_complete_and_verified(bench):
+    p = run(bench, 2, "--lengths", "10,1000", "--messages", "1,4,8", "--iterations", "3",
+            "--repetitions", "2", "--patterns", "pingpong,umq,prq")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert sum(ln.startswith("SENTINEL_MATCH ") for ln in lines) == 2 * 3 * 2 * 3
+    assert lines[-1] == "SENTINEL_DONE bench=matching"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--messages", "0"], "--messages: 0 is out of range [1, 4096]"),
+    (["--lengths", "10,x"], "--lengths: 'x' is not an integer"),
+    (["--patterns", "pingpong,ring"], "--patterns: unknown value 'ring' (allowed: pingpong umq prq)"),
+    (["--iterations"], "--iterations: missing value"),
+    (["--bogus", "1"], "unknown option '--bogus'"),
+])
+def test_bad_arguments_are_named(bench, args, message):
+    p = run(bench, 2, *args)
+    assert p.returncode != 0
+    assert f"matching: error: {message}" in p.stderr
+
+
+def test_one_rank_is_refused(bench):
+    p = run(bench, 1)
+    assert p.returncode != 0
+    assert "matching: error: needs at least 2 MPI ranks, got 1" in p.stderr
