@@ -20,6 +20,7 @@ QUICK_MATCHING = [
     "-S", "MatchingCheck.messages=1,8,16,24,32",
     "-S", "MatchingCheck.checkpoint=16",
     "-S", "MatchingCheck.repetitions=5",
+    "-S", "time_limit=2m",
 ]
 
 general = [{
@@ -35,6 +36,7 @@ modes = [
     {"name": "nightly", "options": [
         "--tag", "nightly",
         "-S", "MatchingCheck.lengths=10,1000",
+        "-S", "time_limit=10m",
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.
     {"name": "acceptance", "options": [

@@ -69,6 +69,9 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     num_tasks = 2
     valid_systems = ["+mpi"]
+    # A provider that livelocks (seen: Open MPI ofi-udp with 90 outstanding
+    # 8 KB messages) must end as a timeout, never hang the nightly run.
+    time_limit = "30m"
 
     @property
     def transport_info(self) -> Transport:

@@ -52,7 +52,8 @@ def test_small_run_is_complete_and_verified(bench):
 @pytest.mark.parametrize("args,message", [
     (["--messages", "0"], "--messages: 0 is out of range [1, 4096]"),
     (["--lengths", "10,x"], "--lengths: 'x' is not an integer"),
-    (["--patterns", "pingpong,ring"], "--patterns: unknown value 'ring' (allowed: pingpong umq prq)"),
+    (["--patterns", "pingpong,ring"],
+     "--patterns: unknown value 'ring' (allowed: pingpong umq prq)"),
     (["--iterations"], "--iterations: missing value"),
     (["--bogus", "1"], "unknown option '--bogus'"),
 ])
