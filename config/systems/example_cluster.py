@@ -28,22 +28,18 @@ import os
 # left out of the generated scripts.
 _MODULES_SYSTEM = "lmod" if os.environ.get("LMOD_CMD") else "nomod"
 
-_PROCESSOR_THIN = {
-    "arch": "skylake_avx512", "num_cpus": 24, "num_cpus_per_core": 1,
-    "num_cpus_per_socket": 12, "num_sockets": 2,
-    "topology": {
-        "sockets": [hex(0xFFF), hex(0xFFF << 12)],
-        "cores": [hex(1 << c) for c in range(24)],
-    },
-}
-_PROCESSOR_GPU = {
-    "arch": "cascadelake", "num_cpus": 48, "num_cpus_per_core": 1,
-    "num_cpus_per_socket": 24, "num_sockets": 2,
-    "topology": {
-        "sockets": [hex(0xFFFFFF), hex(0xFFFFFF << 24)],
-        "cores": [hex(1 << c) for c in range(48)],
-    },
-}
+def _processor(arch: str, sockets: int, cores_per_socket: int) -> dict:
+    """A node of ``sockets`` x ``cores_per_socket`` cores, one hardware thread each."""
+    ncpus = sockets * cores_per_socket
+    socket_mask = (1 << cores_per_socket) - 1
+    return {
+        "arch": arch, "num_cpus": ncpus, "num_cpus_per_core": 1,
+        "num_cpus_per_socket": cores_per_socket, "num_sockets": sockets,
+        "topology": {
+            "sockets": [hex(socket_mask << (s * cores_per_socket)) for s in range(sockets)],
+            "cores": [hex(1 << c) for c in range(ncpus)],
+        },
+    }
 
 
 def _partition(name: str, descr: str, nodes: int, processor: dict) -> dict:
@@ -68,9 +64,9 @@ system = {
     "modules_system": _MODULES_SYSTEM,
     "partitions": [
         _partition("thin", "Intel Xeon Gold 6126, 2 x 12 cores, 100 Gb/s HDR", 10,
-                   _PROCESSOR_THIN),
+                   _processor("skylake_avx512", 2, 12)),
         _partition("gpu", "Intel Xeon Gold 6226, 2 x 24 cores, 100 Gb/s HDR", 4,
-                   _PROCESSOR_GPU),
+                   _processor("cascadelake", 2, 24)),
     ],
 }
 

@@ -29,15 +29,24 @@ int sb_parse_long(const char *option, const char *text, long min, long max,
     return 0;
 }
 
-int sb_parse_int_list(const char *option, const char *text, long min, long max,
-                      sb_int_list *list, char *err, size_t errlen)
+/* Copy a comma-separated option value into buf for strtok_r. */
+static int copy_list(const char *option, const char *text, char *buf, size_t len,
+                     char *err, size_t errlen)
 {
-    char buf[SB_LINE];
-    if (strlen(text) >= sizeof buf) {
+    if (strlen(text) >= len) {
         snprintf(err, errlen, "%s: list is too long", option);
         return -1;
     }
     strcpy(buf, text);
+    return 0;
+}
+
+int sb_parse_int_list(const char *option, const char *text, long min, long max,
+                      sb_int_list *list, char *err, size_t errlen)
+{
+    char buf[SB_LINE];
+    if (copy_list(option, text, buf, sizeof buf, err, errlen) != 0)
+        return -1;
     list->count = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
@@ -63,11 +72,8 @@ int sb_parse_name_list(const char *option, const char *text,
                        unsigned *mask, char *err, size_t errlen)
 {
     char buf[SB_LINE];
-    if (strlen(text) >= sizeof buf) {
-        snprintf(err, errlen, "%s: list is too long", option);
+    if (copy_list(option, text, buf, sizeof buf, err, errlen) != 0)
         return -1;
-    }
-    strcpy(buf, text);
     *mask = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
