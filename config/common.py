@@ -14,12 +14,15 @@ REPORTS = OUTPUT / "reports"
 VAR = OUTPUT / "var"
 VAR.mkdir(parents=True, exist_ok=True)  # ReFrame does not create the log directory
 
-#: Scaled-down matching parameters: the whole local matrix in about a minute.
-QUICK_MATCHING = [
+#: Scaled-down parameters: the whole local matrix in about a minute.
+QUICK = [
     "-S", "MatchingCheck.lengths=10",
     "-S", "MatchingCheck.messages=1,8,16,24,32",
     "-S", "MatchingCheck.checkpoint=16",
     "-S", "MatchingCheck.repetitions=5",
+    "-S", "ImbCheck.msglog=20",
+    "-S", "ImbCheck.iterations=100",
+    "-S", "ImbCheck.time_per_size=0.5",
     "-S", "time_limit=2m",
 ]
 
@@ -31,7 +34,7 @@ general = [{
 
 modes = [
     # Smoke run of everything on a small machine (make run, CI).
-    {"name": "quick", "options": ["--tag", "nightly", *QUICK_MATCHING]},
+    {"name": "quick", "options": ["--tag", "nightly", *QUICK]},
     # What a site runs every night: seed parameters, short message sizes.
     {"name": "nightly", "options": [
         "--tag", "nightly",

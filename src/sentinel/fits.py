@@ -77,3 +77,49 @@ def queue_model(tag: MatchFit, comm: MatchFit) -> str:
     if ratio < 0.25:
         return "per-communicator"
     return "inconclusive"
+
+
+@dataclass(frozen=True)
+class HockneyFit:
+    """``t(size) = lambda + size / b`` for a ping-pong curve (seed 003)."""
+
+    #: Latency (us): the mean time of the 0-16 byte messages, because the
+    #: fitted intercept is often negative.
+    lambda_us: float
+    #: Asymptotic bandwidth (MB/s) from the least-squares slope over all sizes.
+    b_mbs: float
+    #: The fitted intercept (us), for reference.
+    intercept_us: float
+    r2: float
+
+
+def hockney_fit(times_us: dict[int, float]) -> HockneyFit:
+    """Fit ``t = lambda + size/b`` to half-round-trip times per size (bytes)."""
+    small = [t for s, t in times_us.items() if s <= 16]
+    if not small or len(times_us) < 3:
+        raise SentinelError("hockney_fit: need the 0-16 byte sizes and at least 3 sizes, got "
+                            f"{sorted(times_us)}")
+    x = np.array(sorted(times_us), dtype=float)
+    y = np.array([times_us[int(s)] for s in x])
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (intercept + slope * x)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else 1.0
+    b = 1.0 / slope if slope > 0 else math.inf  # bytes/us == MB/s
+    return HockneyFit(float(np.mean(small)), float(b), float(intercept), r2)
+
+
+def switch_points(times_us: dict[int, float], fit: HockneyFit, factor: float = 3.0) -> list[int]:
+    """Sizes where the latency curve steps up (protocol switches, e.g. eager -> rendezvous).
+
+    A step at size s_i is a rise from the previous size larger than ``factor``
+    times what the fitted bandwidth explains and than half the latency.
+    """
+    sizes = sorted(times_us)
+    out = []
+    for prev, cur in zip(sizes, sizes[1:]):
+        rise = times_us[cur] - times_us[prev]
+        expected = (cur - prev) / fit.b_mbs if math.isfinite(fit.b_mbs) else 0.0
+        if rise > factor * expected and rise > 0.5 * fit.lambda_us:
+            out.append(cur)
+    return out

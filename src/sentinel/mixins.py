@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
+from sentinel.build import BenchBuild
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import (
     MAPPINGS,
@@ -28,7 +29,7 @@ from sentinel.mpi.placement import (
 )
 from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
-from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 from sentinel.paths import references_dir
 
 
@@ -169,6 +170,35 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         issues = placement_problems(self.mapping, ranks, topo)
         if issues:
             raise SanityError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
+
+
+class AffinityProbe(rfm.RegressionTestPlugin):
+    """Placement proof for benchmarks that do not report it (OSU, IMB).
+
+    Runs the suite's affinity probe with the same launcher, options and
+    environment immediately before the benchmark; its SENTINEL_AFFINITY lines
+    validate the mapping the options produce.
+    """
+
+    probe = fixture(BenchBuild, scope="environment", variables={"bench": "affinity"})
+
+    @run_before("run", always_last=True)
+    def launch_probe_first(self) -> None:
+        """Prepend the probe launch, built from the final launcher command."""
+        # ReFrame copies these into the job only inside run(), after this
+        # hook; the launcher command (mpirun -np N) needs them now.
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        launch = self.job.launcher.run_command(self.job)
+        self.prerun_cmds.append(f"{launch} {self.probe.executable_path}")
+
+    def probe_output(self) -> BenchOutput:
+        """The probe's records from the job's stdout; truncated is an error."""
+        path = os.path.join(self.stagedir, self.stdout.evaluate())
+        with open(path, errors="replace") as fp:
+            out = parse(fp.read(), "affinity")
+        require_complete(out, path)
+        return out
 
 
 class PartitionReferences(rfm.RegressionTestPlugin):

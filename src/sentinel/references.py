@@ -18,12 +18,14 @@ import yaml
 
 from sentinel.matching import METRICS as MATCHING_METRICS
 from sentinel.mpi.placement import MAPPINGS
+from sentinel.standard import IMB_METRICS
 
 INDEX = ["$partition", "$environ", "transport_name", "mapping"]
 
 #: Check class -> (metric-name pattern, unit) pairs.
 CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "MatchingCheck": MATCHING_METRICS,
+    "ImbCheck": IMB_METRICS,
 }
 
 

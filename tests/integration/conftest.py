@@ -27,13 +27,14 @@ class Run:
     output: str
     report: dict
 
-    def cases(self, **match) -> list[dict]:
-        """Test cases whose report fields equal ``match``."""
+    def cases(self, check: str = "", **match) -> list[dict]:
+        """Test cases of class ``check`` whose report fields equal ``match``."""
         return [tc for run in self.report.get("runs", [])[-1:] for tc in run["testcases"]
-                if all(tc.get(k) == v for k, v in match.items())]
+                if tc["name"].startswith(check)
+                and all(tc.get(k) == v for k, v in match.items())]
 
-    def case(self, **match) -> dict:
-        found = self.cases(**match)
+    def case(self, check: str = "", **match) -> dict:
+        found = self.cases(check, **match)
         assert len(found) == 1, f"{len(found)} test cases match {match}\n{self.output[-3000:]}"
         return found[0]
 

@@ -23,7 +23,7 @@ SELECTED = {
 @pytest.mark.parametrize("family,transport", MATRIX, ids=lambda x: x)
 def test_transport_runs_verified_with_matching_time(quick_matrix, family, transport):
     need_stack(family)
-    tc = quick_matrix.case(name=tc_name(quick_matrix, family, transport), environ=family)
+    tc = quick_matrix.case("MatchingCheck", environ=family, transport=transport, mapping="core")
     assert tc["result"] == "pass", tc.get("fail_reason")
     assert SELECTED[transport] in tc["transport_selected"], tc["transport_selected"]
     perf = tc["perfvalues"]
@@ -35,18 +35,13 @@ def test_transport_runs_verified_with_matching_time(quick_matrix, family, transp
     assert tc["reference_status"].startswith("no reference:")
 
 
-def tc_name(run, family, transport):
-    names = {tc["name"] for tc in run.cases(environ=family, transport=transport, mapping="core")}
-    assert len(names) == 1, names
-    return names.pop()
-
-
 def test_impossible_mappings_skip_with_their_reason(quick_matrix):
     need_stack("openmpi")
     out = quick_matrix.output
     assert "mapping socket needs 2 sockets; partition local:cpu has 1" in out
     assert "mapping node needs 2 nodes; partition local:cpu has 1" in out
-    skipped = quick_matrix.cases(environ="openmpi", transport="ob1-tcp", mapping="node")
+    skipped = quick_matrix.cases("MatchingCheck", environ="openmpi", transport="ob1-tcp",
+                                 mapping="node")
     assert [tc["result"] for tc in skipped] == ["skip"]
 
 
@@ -75,7 +70,7 @@ def test_forced_transport_is_caught_by_verification(tmp_path):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi-forced", "-r"], tmp_path,
                   config=ROOT / "tests" / "config" / "negative.py")
-    tc = run.case(environ="openmpi-forced", mapping="core")
+    tc = run.case("MatchingCheck", environ="openmpi-forced", mapping="core")
     assert tc["result"] == "fail"
     assert ("transport openmpi/ucx-sm not verified: requested pml=ucx, the run selected "
             "pml=ob1") in tc["fail_reason"]
@@ -85,6 +80,6 @@ def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):
     need_stack("mpich")
     run = reframe([*QUICK, "-n", "transport=ofi-tcp", "-p", "mpich-claims-ofi", "-r"],
                   tmp_path, config=ROOT / "tests" / "config" / "negative.py")
-    tc = run.case(environ="mpich-claims-ofi", mapping="core")
+    tc = run.case("MatchingCheck", environ="mpich-claims-ofi", mapping="core")
     assert tc["result"] == "fail"
     assert "requested netmod=ofi, the run selected netmod=ucx" in tc["fail_reason"]

@@ -38,12 +38,12 @@ def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, reference
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "transport=ob1-(vader|tcp)", "-p", "openmpi", "-r"],
                   tmp_path, env=references)
-    vader = run.case(environ="openmpi", transport="ob1-vader", mapping="core")
+    vader = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     assert vader["result"] == "pass", vader.get("fail_reason")
     assert vader["reference_status"].endswith("local.yaml: local:cpu/openmpi/ob1-vader/core")
     value, ref, lower, upper, unit, result = vader["perfvalues"]["local:cpu:match_time_umq_tag"]
     assert (ref, lower, upper, unit, result) == (0.5, -1.0, 1.0, "us", "pass")
-    tcp = run.case(environ="openmpi", transport="ob1-tcp", mapping="core")
+    tcp = run.case("MatchingCheck", environ="openmpi", transport="ob1-tcp", mapping="core")
     assert tcp["result"] == "fail" and tcp["fail_phase"] == "performance"
     assert "match_time_umq_tag" in tcp["fail_reason"]
 
@@ -52,9 +52,9 @@ def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi",
                    "-S", "require_partition_reference=true", "-r"], tmp_path, env=references)
-    tc = run.case(environ="openmpi", transport="ucx-sm", mapping="core")
+    tc = run.case("MatchingCheck", environ="openmpi", transport="ucx-sm", mapping="core")
     assert tc["result"] == "fail"
     assert ("a reference is required (acceptance): " in tc["fail_reason"]
             and "has no entry for local:cpu/openmpi/ucx-sm/core" in tc["fail_reason"])
-    skipped = run.case(environ="openmpi", transport="ucx-sm", mapping="socket")
+    skipped = run.case("MatchingCheck", environ="openmpi", transport="ucx-sm", mapping="socket")
     assert skipped["result"] == "skip"

@@ -1,0 +1,116 @@
+"""Intel MPI Benchmarks (IMB-MPI1) over every transport and rank mapping.
+
+One IMB-MPI1 run per (transport, mapping) executes all selected benchmarks
+(PingPong, PingPing, Sendrecv, Exchange, Allreduce, Alltoall, Bcast,
+Barrier) and reports, with ``<b>`` the benchmark in lower case:
+
+* ``<b>_latency_8B`` and ``<b>_latency_<largest>B`` (us; t[usec] for
+  point-to-point, t_avg for collectives), ``barrier_latency``;
+* ``<b>_bw_peak`` (MB/s) where IMB reports bandwidth;
+* the PingPong curve ``pingpong_latency_<size>B`` / ``pingpong_bw_<size>B``,
+  the fit ``t = lambda + size/b`` (``pingpong_fit_lambda``,
+  ``pingpong_fit_bw``) and the protocol switch sizes (``protocol_switches``).
+
+IMB-MPI1 is looked up in ``-S ImbCheck.imb_dir``, the environment's
+``extras['benchmark_dirs']['imb']``, then the environment's PATH (Intel MPI
+ships it); without it the check is skipped with the places it looked.
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from sentinel.binaries import find_program
+from sentinel.errors import SentinelError
+from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
+from sentinel.parsers import imb
+from sentinel.standard import IMB_BENCHMARKS, imb_values
+
+
+@rfm.simple_test
+class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
+    """IMB-MPI1 point-to-point and collective benchmarks over one transport and mapping."""
+
+    #: IMB-MPI1 benchmarks to run, in one invocation.
+    #:
+    #: :type: :class:`List[str]`
+    benchmarks = variable(typ.List[str], value=list(IMB_BENCHMARKS))
+
+    #: Largest message size as a power of two (IMB ``-msglog``; 22 = 4 MiB).
+    #:
+    #: :type: :class:`int`
+    msglog = variable(int, value=22)
+
+    #: Repetitions per size (IMB ``-iter``; IMB lowers it for large sizes).
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=1000)
+
+    #: Seconds IMB may spend on one size (IMB ``-time``).
+    #:
+    #: :type: :class:`float`
+    time_per_size = variable(float, value=10.0)
+
+    #: Directory holding IMB-MPI1, searched first.
+    #:
+    #: :type: :class:`str`
+    imb_dir = variable(str, value="")
+
+    #: The IMB-MPI1 that ran.
+    #:
+    #: :type: :class:`str`
+    imb_path = variable(str, value="", loggable=True)
+
+    #: PingPong sizes (bytes) where the latency curve steps, comma-separated.
+    #:
+    #: :type: :class:`str`
+    protocol_switches = variable(str, value="", loggable=True)
+
+    tags = {"imb", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def find_imb(self) -> None:
+        unknown = sorted(set(self.benchmarks) - set(IMB_BENCHMARKS))
+        if unknown:
+            raise SentinelError(f"ImbCheck.benchmarks: unknown {unknown} "
+                                f"(known: {', '.join(IMB_BENCHMARKS)})")
+        found = find_program("IMB-MPI1", "imb", self.current_environ, self.imb_dir)
+        self.skip_if(found.path is None, found.reason("IMB-MPI1", self.current_environ.name))
+        self.imb_path = found.path
+
+    @run_before("run")
+    def set_command(self) -> None:
+        self.executable = self.imb_path
+        self.executable_opts = [*self.benchmarks, "-msglog", str(self.msglog),
+                                "-iter", str(self.iterations),
+                                "-time", str(self.time_per_size)]
+
+    @sanity_function
+    def validate(self):
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        try:
+            with open(stdout, errors="replace") as fp:
+                out = imb.parse(fp.read(), stdout)
+            imb.require_complete(out, stdout)
+            probe = self.probe_output()
+            self.verify_world(probe)
+            self.verify_transport()
+            self.verify_placement(probe)
+            self._values, switches = imb_values(out, self.benchmarks)
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        self.protocol_switches = ",".join(map(str, switches))
+        return True
+
+    @run_before("performance")
+    def set_perf_variables(self) -> None:
+        if self.is_dry_run():
+            return
+        self.perf_variables = {
+            name: sn.make_performance_function(sn.defer(value), unit)
+            for name, (value, unit) in self._values.items()
+        }

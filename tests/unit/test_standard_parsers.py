@@ -1,0 +1,96 @@
+"""OSU and IMB parsers, and the values the checks derive, on real captured outputs."""
+
+import pytest
+
+from sentinel.errors import SentinelError
+from sentinel.fits import hockney_fit, switch_points
+from sentinel.parsers import imb, osu
+from sentinel.standard import imb_values
+from tests.conftest import FIXTURES
+
+OSU_FILES = sorted(FIXTURES.glob("osu-*/*.txt"))
+IMB_FILES = sorted(FIXTURES.glob("imb-2021/*.txt"))
+pytestmark = pytest.mark.skipif(not OSU_FILES or not IMB_FILES,
+                                reason=f"no captured outputs under {FIXTURES}")
+
+
+@pytest.mark.parametrize("path", OSU_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_osu_fixture_parses_to_its_default_max_size(path):
+    out = osu.parse(path.read_text(), str(path))
+    # OSU's defaults: point-to-point up to 4 MiB, collectives up to 1 MiB.
+    osu.require_sizes(out, 1048576 if path.name.startswith("allreduce") else 4194304, str(path))
+    assert out.version.startswith(("5.3", "7.0"))
+    assert all(v > 0 for v in out.column(out.columns[1].split()[0]).values())
+
+
+@pytest.mark.parametrize("path", IMB_FILES, ids=lambda p: p.name)
+def test_every_imb_fixture_parses_complete(path):
+    out = imb.parse(path.read_text(), str(path))
+    imb.require_complete(out, str(path))
+    bench = {"pingpong": "PingPong", "pingping": "PingPing",
+             "allreduce": "Allreduce"}[path.name.split("_")[0]]
+    table = out.table(bench, processes=2)
+    assert max(table.column(table.time_column)) == 4194304
+
+
+def test_osu7_validation_and_full_format_columns():
+    text = ("# OSU MPI Latency Test v7.0\n"
+            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations  "
+            "Validation\n"
+            "1                       0.50              0.40              0.90        1000  Pass\n"
+            "2                       0.51              0.41              0.91        1000  Fail\n")
+    out = osu.parse(text)
+    assert out.column("Min Latency") == {1: 0.40, 2: 0.41}
+    with pytest.raises(SentinelError, match=r"data validation failed at sizes \[2\]"):
+        osu.require_sizes(out, 2)
+
+
+def test_osu_truncated_and_garbled_outputs_are_named():
+    text = (FIXTURES / "osu-5.3" / "latency_openmpi_ob1-vader.txt").read_text()
+    cut = "\n".join(text.splitlines()[:10])
+    with pytest.raises(SentinelError, match=r"x: OSU Latency is truncated: last size 64, "
+                                            r"expected up to 4194304"):
+        osu.require_sizes(osu.parse(cut, "x"), 4194304, "x")
+    with pytest.raises(SentinelError, match=r"x:6: OSU Latency: expected 2 columns"):
+        osu.parse(text.replace("4                       0.15", "4"), "x")
+    with pytest.raises(SentinelError, match=r"x:4: OSU Latency: Latency \(us\)='nan\?'"):
+        osu.parse(text.replace("1                       0.14", "1  nan?"), "x")
+    with pytest.raises(SentinelError, match="x: not an OSU output"):
+        osu.parse("Segmentation fault\n", "x")
+
+
+def test_imb_truncated_and_missing_tables_are_named():
+    text = (FIXTURES / "imb-2021" / "pingpong_openmpi_ob1-vader.txt").read_text()
+    cut = text[:text.index("       65536")]
+    with pytest.raises(SentinelError, match=r"x: IMB output is truncated: no '# All processes "
+                                            r"entering MPI_Finalize' line \(last table: "
+                                            r"PingPong, last size 32768\)"):
+        imb.require_complete(imb.parse(cut, "x"), "x")
+    with pytest.raises(SentinelError, match=r"IMB output has no Bcast table \(has: PingPong@2\)"):
+        imb.parse(text).table("Bcast")
+    with pytest.raises(SentinelError, match="x: not an IMB output"):
+        imb.parse("mpirun: command not found\n", "x")
+
+
+def test_imb_values_from_real_pingpong_and_allreduce():
+    pp = imb.parse((FIXTURES / "imb-2021" / "pingpong_openmpi_ob1-tcp.txt").read_text())
+    values, switches = imb_values(pp, ["PingPong"])
+    assert values["pingpong_latency_8B"] == (5.38, "us")  # fixtures/README.md table
+    assert values["pingpong_bw_peak"][1] == "MB/s" and values["pingpong_bw_peak"][0] > 5000
+    assert "pingpong_latency_4194304B" in values and "pingpong_bw_1024B" in values
+    assert switches == [65536]  # Open MPI's tcp eager limit
+    ar = imb.parse((FIXTURES / "imb-2021" / "allreduce_mpich_ucx-sm.txt").read_text())
+    values, _ = imb_values(ar, ["Allreduce"])
+    assert set(values) == {"allreduce_latency_8B", "allreduce_latency_4194304B"}
+
+
+@pytest.mark.parametrize("path,steps", [
+    ("osu-5.3/latency_openmpi_ob1-vader.txt", [512, 4096]),   # vader eager limit 4 KiB
+    ("osu-7.0/latency_openmpi_ob1-tcp.txt", [65536]),
+])
+def test_fit_and_switch_points_on_osu_curves(path, steps):
+    times = osu.parse((FIXTURES / path).read_text()).column("Latency")
+    fit = hockney_fit(times)
+    assert fit.lambda_us == pytest.approx(sum(times[s] for s in (0, 1, 2, 4, 8, 16)) / 6)
+    assert fit.b_mbs > 1000
+    assert switch_points(times, fit) == steps
