@@ -13,6 +13,9 @@ environments loaded as modules. What each key means for the checks:
 * environment ``features``: ``mpi``, the MPI family (``openmpi``, ``mpich``,
   ``intelmpi``) and the transport names it offers (see
   ``sentinel.mpi.transports``); a transport not declared is not generated;
+* environment ``extras['benchmark_dirs']``: where the OSU (install prefix
+  or build tree) and IMB binaries built with that MPI are; Intel MPI's own
+  IMB-MPI1 is found on its PATH;
 * environment ``extras['launcher_options']``: options appended to every
   launch (e.g. ``--mca btl_tcp_if_include ib0``); they override the
   transport's settings, and transport verification shows it when they do.
@@ -77,7 +80,9 @@ environments = [
         "modules": ["openmpi/4.1.1"],
         "cc": "mpicc",
         "features": ["mpi", "openmpi", "ob1-tcp", "ob1-vader", "ucx-sm", "ucx-tcp"],
-        "extras": {"launcher_options": ["--mpi=pmix"]},
+        "extras": {"launcher_options": ["--mpi=pmix"],
+                   "benchmark_dirs": {"osu": "/apps/osu-micro-benchmarks/7.3/openmpi-4.1.1",
+                                      "imb": "/apps/imb/2021.7/openmpi-4.1.1/bin"}},
     },
     {
         "name": "intelmpi",
@@ -86,6 +91,7 @@ environments = [
         "cc": "mpicc",
         "features": ["mpi", "intelmpi", "shm", "ofi-tcp", "ofi-mlx", "shm-ofi-mlx"],
         "env_vars": [["I_MPI_PMI_LIBRARY", "/usr/lib64/libpmi2.so"]],
-        "extras": {"launcher_options": ["--mpi=pmi2"]},
+        "extras": {"launcher_options": ["--mpi=pmi2"],
+                   "benchmark_dirs": {"osu": "/apps/osu-micro-benchmarks/7.3/intel-mpi-2021.4"}},
     },
 ]

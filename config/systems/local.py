@@ -8,7 +8,9 @@ time-limited commands), never assumed:
   components and libfabric providers offer;
 * MPICH (``mpicc.mpich``/``mpiexec.mpich``) and its ch4 device;
 * Intel MPI installed from PyPI's impi-devel in its own venv: ``.venv-impi``
-  in the checkout or ``$SENTINEL_INTEL_MPI_ROOT``.
+  in the checkout or ``$SENTINEL_INTEL_MPI_ROOT``;
+* OSU Micro-Benchmarks built with one of them: ``$SENTINEL_OSU_OPENMPI``,
+  ``$SENTINEL_OSU_MPICH``, ``$SENTINEL_OSU_INTELMPI`` (prefix or build tree).
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
@@ -34,14 +36,18 @@ def _environment(stack: detect.MpiStack) -> dict:
         if name == "LD_LIBRARY_PATH":
             value = f"{value}:${{LD_LIBRARY_PATH:-}}"
         env_vars.append([name, value])
+    extras = {"mpi_family": stack.family, "mpi_version": stack.version,
+              "detection_notes": "; ".join(stack.notes)}
+    osu = os.environ.get(f"SENTINEL_OSU_{stack.family.upper()}")
+    if osu:  # an OSU install prefix or build tree built with this MPI
+        extras["benchmark_dirs"] = {"osu": osu}
     return {
         "name": stack.family,
         "target_systems": ["local"],
         "cc": stack.cc,
         "features": ["mpi", stack.family, *stack.transports],
         "env_vars": env_vars,
-        "extras": {"mpi_family": stack.family, "mpi_version": stack.version,
-                   "detection_notes": "; ".join(stack.notes)},
+        "extras": extras,
     }
 
 

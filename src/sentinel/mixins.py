@@ -219,6 +219,9 @@ class PartitionReferences(rfm.RegressionTestPlugin):
     #: :default: ``False``
     require_partition_reference = variable(bool, value=False, loggable=True)
 
+    #: The ``$index`` of this check's entries in the reference file.
+    reference_index: tuple[str, ...] = ("$partition", "$environ", "transport_name", "mapping")
+
     #: Where this test's references came from, or why it has none.
     #:
     #: :type: :class:`str`
@@ -233,14 +236,20 @@ class PartitionReferences(rfm.RegressionTestPlugin):
             self._no_reference(f"{path} does not exist")
             return
         self.reference = {"$ref": str(path)}
-        key = (f"{self.current_partition.fullname}/{self.current_environ.name}/"
-               f"{self.transport_name}/{self.mapping}")
+        key = "/".join(self._index_value(k) for k in self.reference_index)
         try:
             self.reference[self]
         except KeyError:
             self._no_reference(f"{path} has no entry for {key}")
         else:
             self.reference_status = f"{path}: {key}"
+
+    def _index_value(self, key: str) -> str:
+        if key == "$partition":
+            return self.current_partition.fullname
+        if key == "$environ":
+            return self.current_environ.name
+        return str(getattr(self, key))
 
     def _no_reference(self, why: str) -> None:
         self.reference_status = f"no reference: {why}"

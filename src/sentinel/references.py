@@ -18,7 +18,7 @@ import yaml
 
 from sentinel.matching import METRICS as MATCHING_METRICS
 from sentinel.mpi.placement import MAPPINGS
-from sentinel.standard import IMB_METRICS
+from sentinel.standard import IMB_METRICS, OSU_BENCHMARKS, OSU_METRICS
 
 INDEX = ["$partition", "$environ", "transport_name", "mapping"]
 
@@ -26,6 +26,13 @@ INDEX = ["$partition", "$environ", "transport_name", "mapping"]
 CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "MatchingCheck": MATCHING_METRICS,
     "ImbCheck": IMB_METRICS,
+    "OsuCheck": OSU_METRICS,
+}
+
+#: Checks whose reference index goes deeper than INDEX, and the values allowed there.
+CHECK_INDEX: Mapping[str, list[str]] = {"OsuCheck": [*INDEX, "benchmark"]}
+CHECK_LEVEL_VALUES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "OsuCheck": {"benchmark": tuple(name for name, _ in OSU_BENCHMARKS)},
 }
 
 
@@ -85,8 +92,9 @@ class _Walker:
     def check_class(self, check: str, node: yaml.Node) -> None:
         items = self.mapping(node, check)
         index = [v for k, v in items if k.value == "$index"]
-        if not index or yaml.safe_load(yaml.serialize(index[0])) != INDEX:
-            self.err(node, f"{check}: $index must be {INDEX}")
+        expected = CHECK_INDEX.get(check, INDEX)
+        if not index or yaml.safe_load(yaml.serialize(index[0])) != expected:
+            self.err(node, f"{check}: $index must be {expected}")
         for knode, vnode in items:
             if knode.value == "$index":
                 continue
@@ -116,8 +124,20 @@ class _Walker:
                     self.err(mnode, f"{check}: unknown mapping {mnode.value!r} "
                                     f"(known: {', '.join(MAPPINGS)})")
                     continue
-                for pnode, value in self.mapping(metrics, "the performance variables"):
-                    self.check_value(check, pnode, value)
+                self.check_extra_levels(check, metrics, CHECK_INDEX.get(check, INDEX)[4:])
+
+    def check_extra_levels(self, check: str, node: yaml.Node, levels: list[str]) -> None:
+        if not levels:
+            for pnode, value in self.mapping(node, "the performance variables"):
+                self.check_value(check, pnode, value)
+            return
+        allowed = CHECK_LEVEL_VALUES[check][levels[0]]
+        for knode, sub in self.mapping(node, levels[0]):
+            if knode.value not in allowed:
+                self.err(knode, f"{check}: unknown {levels[0]} {knode.value!r} "
+                                f"(known: {', '.join(allowed)})")
+                continue
+            self.check_extra_levels(check, sub, levels[1:])
 
     def check_value(self, check: str, pnode: yaml.Node, vnode: yaml.Node) -> None:
         metric = pnode.value

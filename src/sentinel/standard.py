@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sentinel.fits import hockney_fit, switch_points
 from sentinel.parsers.imb import ImbOutput
+from sentinel.parsers.osu import OsuOutput
 
 #: IMB-MPI1 benchmarks the suite runs, point-to-point first.
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange",
@@ -52,4 +53,57 @@ def _pingpong_curve(values: Values, times: dict[int, float],
     fit = hockney_fit(times)
     values["pingpong_fit_lambda"] = (fit.lambda_us, "us")
     values["pingpong_fit_bw"] = (fit.b_mbs, "MB/s")
+    return switch_points(times, fit)
+
+
+#: OSU benchmarks the suite runs: (program, what it measures).
+OSU_BENCHMARKS: tuple[tuple[str, str], ...] = (
+    ("osu_latency", "latency"),
+    ("osu_bw", "bandwidth"),
+    ("osu_bibw", "bandwidth"),
+    ("osu_mbw_mr", "bandwidth"),
+    ("osu_allreduce", "latency"),
+    ("osu_bcast", "latency"),
+    ("osu_alltoall", "latency"),
+    ("osu_barrier", "latency"),
+)
+
+#: Reference-validation patterns for OsuCheck: (metric-name regex, unit).
+OSU_METRICS: tuple[tuple[str, str], ...] = (
+    (r"latency(_\d+B)?", "us"),
+    (r"bw_peak|bw_\d+B|fit_bw", "MB/s"),
+    (r"fit_lambda", "us"),
+    (r"msg_rate_peak", "messages/s"),
+)
+
+
+def osu_values(out: OsuOutput, program: str) -> tuple[Values, list[int]]:
+    """Performance values of one OSU benchmark; also the latency switch sizes."""
+    values: Values = {}
+    if program == "osu_barrier":
+        values["latency"] = (out.column("Avg Latency")[0], "us")
+        return values, []
+    kind = dict(OSU_BENCHMARKS)[program]
+    if kind == "latency":
+        times = out.column("Avg Latency" if program != "osu_latency" else "Latency")
+        sizes = sorted(times)
+        for size in {8, sizes[-1]} & set(sizes):
+            values[f"latency_{size}B"] = (times[size], "us")
+        if program == "osu_latency":
+            return values, _latency_curve(values, times)
+        return values, []
+    bw = out.column("MB/s" if program == "osu_mbw_mr" else "Bandwidth")
+    values["bw_peak"] = (max(bw.values()), "MB/s")
+    if program == "osu_mbw_mr":
+        values["msg_rate_peak"] = (max(out.column("Messages/s").values()), "messages/s")
+    if program == "osu_bw":
+        values.update({f"bw_{s}B": (v, "MB/s") for s, v in bw.items()})
+    return values, []
+
+
+def _latency_curve(values: Values, times: dict[int, float]) -> list[int]:
+    values.update({f"latency_{s}B": (t, "us") for s, t in times.items()})
+    fit = hockney_fit(times)
+    values["fit_lambda"] = (fit.lambda_us, "us")
+    values["fit_bw"] = (fit.b_mbs, "MB/s")
     return switch_points(times, fit)

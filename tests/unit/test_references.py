@@ -59,9 +59,9 @@ def test_bad_entries_are_named_with_file_and_line(tmp_path, systems, body, expec
 
 def test_wrong_index_unknown_check_and_system(tmp_path, systems):
     errors = validate_file(write(tmp_path, "MatchingCheck:\n  $index: [$system]\n"
-                                           "OsuCheck: {}\n"), systems)
+                                           "FooCheck: {}\n"), systems)
     assert any("$index must be" in e for e in errors)
-    assert any(":3: unknown check 'OsuCheck'" in e for e in errors)
+    assert any(":3: unknown check 'FooCheck'" in e for e in errors)
     other = tmp_path / "nowhere.yaml"
     other.write_text(HEAD)
     assert "no configured system named 'nowhere'" in validate_file(other, systems)[0]
@@ -70,3 +70,13 @@ def test_wrong_index_unknown_check_and_system(tmp_path, systems):
 def test_broken_yaml_is_reported(tmp_path, systems):
     errors = validate_file(write(tmp_path, "MatchingCheck: [unclosed\n"), systems)
     assert "not valid YAML" in errors[0]
+
+
+def test_osu_references_have_a_benchmark_level(tmp_path, systems):
+    body = ("OsuCheck:\n  $index: [$partition, $environ, transport_name, mapping, benchmark]\n"
+            "  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
+            "          osu_latency:\n            latency_8B: [0.2, -0.5, 0.5, us]\n"
+            "          osu_ping:\n            latency_8B: [0.2, -0.5, 0.5, us]\n"
+            "          osu_bw:\n            bw_peak: [6000, -0.2, 1.0, MB/s]\n")
+    errors = validate_file(write(tmp_path, body), systems)
+    assert len(errors) == 1 and ":9: OsuCheck: unknown benchmark 'osu_ping'" in errors[0]

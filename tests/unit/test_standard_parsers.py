@@ -94,3 +94,33 @@ def test_fit_and_switch_points_on_osu_curves(path, steps):
     assert fit.lambda_us == pytest.approx(sum(times[s] for s in (0, 1, 2, 4, 8, 16)) / 6)
     assert fit.b_mbs > 1000
     assert switch_points(times, fit) == steps
+
+
+def test_osu_values_per_kind_on_real_outputs():
+    from sentinel.standard import osu_values
+    lat = osu.parse((FIXTURES / "osu-5.3" / "latency_openmpi_ob1-vader.txt").read_text())
+    values, switches = osu_values(lat, "osu_latency")
+    assert values["latency_8B"] == (0.14, "us")  # fixtures/README.md table
+    assert values["latency_4194304B"] == (431.58, "us")
+    assert {"fit_lambda", "fit_bw", "latency_0B"} <= set(values) and switches == [512, 4096]
+    bw = osu.parse((FIXTURES / "osu-7.0" / "bw_openmpi_ucx-sm.txt").read_text())
+    values, _ = osu_values(bw, "osu_bw")
+    assert values["bw_peak"] == (max(bw.column("Bandwidth").values()), "MB/s")
+    assert "bw_4194304B" in values
+    ar = osu.parse((FIXTURES / "osu-7.0" / "allreduce_mpich_ucx-sm.txt").read_text())
+    assert set(osu_values(ar, "osu_allreduce")[0]) == {"latency_8B", "latency_1048576B"}
+
+
+def test_osu_barrier_and_message_rate_formats():
+    # The shapes OSU 7.0 prints for these two (no Size column; two value columns).
+    from sentinel.standard import osu_values
+    barrier = osu.parse("# OSU MPI Barrier Latency Test v7.0\n# Avg Latency(us)\n"
+                        "             0.21\n")
+    assert osu_values(barrier, "osu_barrier")[0] == {"latency": (0.21, "us")}
+    mbw = osu.parse("# OSU MPI Multiple Bandwidth / Message Rate Test v7.0\n"
+                    "# [ pairs: 1 ] [ window size: 64 ]\n"
+                    "# Size                  MB/s        Messages/s\n"
+                    "1                       8.08        8075057.66\n"
+                    "2                      16.65        8324845.89\n")
+    values, _ = osu_values(mbw, "osu_mbw_mr")
+    assert values == {"bw_peak": (16.65, "MB/s"), "msg_rate_peak": (8324845.89, "messages/s")}

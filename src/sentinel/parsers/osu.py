@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sentinel.errors import SentinelError
 
 _TITLE = re.compile(r"^# OSU MPI(?:-\w+)? (.+?) Test v(\S+)")
-_HEADER = re.compile(r"^# Size\s")
+_HEADER = re.compile(r"^# (Size\s|Avg Latency)")  # osu_barrier has no Size column
 
 
 @dataclass
@@ -47,6 +47,7 @@ def _columns(header: str) -> list[str]:
 def parse(text: str, source: str = "output") -> OsuOutput:
     """Parse one OSU output; errors name the source and line."""
     out: OsuOutput | None = None
+    sizeless = False
     for lineno, line in enumerate(text.splitlines(), start=1):
         m = _TITLE.match(line)
         if m:
@@ -56,9 +57,16 @@ def parse(text: str, source: str = "output") -> OsuOutput:
             continue
         if _HEADER.match(line):
             out.columns = _columns(line)
+            if out.columns[0] != "Size":
+                out.columns.insert(0, "Size")
+                sizeless = True
             continue
         tokens = line.split()
-        if not out.columns or not tokens or not tokens[0].isdigit():
+        if not out.columns or not tokens or tokens[0].startswith("#"):
+            continue
+        if sizeless:
+            tokens.insert(0, "0")
+        if not tokens[0].isdigit():
             continue
         out.rows.append(_row(out, tokens, source, lineno))
     if out is None:

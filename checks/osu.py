@@ -1,0 +1,137 @@
+"""OSU Micro-Benchmarks over every transport and rank mapping.
+
+One test per OSU benchmark (one tuple parameter generates them all, as in
+ReFrame's hpctestlib): osu_latency, osu_bw, osu_bibw, osu_mbw_mr,
+osu_allreduce, osu_bcast, osu_alltoall, osu_barrier. Performance variables:
+
+* latency benchmarks: ``latency_8B`` and ``latency_<largest>B`` (us);
+  osu_barrier: ``latency``; osu_latency also the whole curve
+  ``latency_<size>B``, the fit ``t = lambda + size/b`` (``fit_lambda``,
+  ``fit_bw``) and the protocol switch sizes (``protocol_switches``);
+* bandwidth benchmarks: ``bw_peak`` (MB/s); osu_bw also the curve
+  ``bw_<size>B``; osu_mbw_mr also ``msg_rate_peak``.
+
+The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
+``extras['benchmark_dirs']['osu']`` (an install prefix or a build tree: 5.x
+``mpi/``, 7.x ``c/mpi/``), then the environment's PATH; without them the
+check is skipped with the places it looked.
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from sentinel.binaries import find_program
+from sentinel.errors import SentinelError
+from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
+from sentinel.parsers import osu
+from sentinel.standard import OSU_BENCHMARKS, osu_values
+
+
+@rfm.simple_test
+class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
+    """One OSU micro-benchmark over one transport and mapping."""
+
+    #: The benchmark: ``(program, kind)`` with kind ``latency`` or ``bandwidth``.
+    #:
+    #: :type: :class:`Tuple[str, str]`
+    benchmark_info = parameter(list(OSU_BENCHMARKS), fmt=lambda x: x[0], loggable=True)
+
+    #: Largest message size in bytes (OSU ``-m``); osu_barrier has none.
+    #:
+    #: :type: :class:`int`
+    max_size = variable(int, value=4194304)
+
+    #: Largest message size of the collectives (OSU's own default: 1 MiB).
+    #:
+    #: :type: :class:`int`
+    max_size_collective = variable(int, value=1048576)
+
+    #: Timed iterations per size (OSU ``-i``; 0 keeps OSU's default).
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=0)
+
+    #: Warm-up iterations per size (OSU ``-x``; 0 keeps OSU's default).
+    #:
+    #: :type: :class:`int`
+    warmup = variable(int, value=0)
+
+    #: Directory holding the OSU binaries (or an install prefix), searched first.
+    #:
+    #: :type: :class:`str`
+    osu_dir = variable(str, value="")
+
+    #: The OSU program that ran.
+    #:
+    #: :type: :class:`str`
+    osu_path = variable(str, value="", loggable=True)
+
+    #: osu_latency sizes (bytes) where the latency curve steps, comma-separated.
+    #:
+    #: :type: :class:`str`
+    protocol_switches = variable(str, value="", loggable=True)
+
+    reference_index = ("$partition", "$environ", "transport_name", "mapping", "benchmark")
+    tags = {"osu", "nightly", "acceptance"}
+
+    @property
+    def benchmark(self) -> str:
+        """The OSU program name (a reference index key)."""
+        return self.benchmark_info[0]
+
+    @property
+    def _collective(self) -> bool:
+        return self.benchmark in ("osu_allreduce", "osu_bcast", "osu_alltoall", "osu_barrier")
+
+    @run_after("setup")
+    def find_osu(self) -> None:
+        found = find_program(self.benchmark, "osu", self.current_environ, self.osu_dir)
+        if found.path is None and self.is_dry_run() and found.declared:
+            found.path = found.declared  # show the command the site's layout implies
+        self.skip_if(found.path is None, found.reason(self.benchmark, self.current_environ.name))
+        self.osu_path = found.path
+
+    @run_before("run")
+    def set_command(self) -> None:
+        self.executable = self.osu_path
+        opts = []
+        if self.benchmark != "osu_barrier":
+            top = self.max_size_collective if self._collective else self.max_size
+            opts += ["-m", str(top)]
+        if self.iterations:
+            opts += ["-i", str(self.iterations)]
+        if self.warmup:
+            opts += ["-x", str(self.warmup)]
+        self.executable_opts = opts
+
+    @sanity_function
+    def validate(self):
+        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
+        try:
+            with open(stdout, errors="replace") as fp:
+                out = osu.parse(fp.read(), stdout)
+            if self.benchmark != "osu_barrier":
+                top = self.max_size_collective if self._collective else self.max_size
+                osu.require_sizes(out, top, stdout)
+            probe = self.probe_output()
+            self.verify_world(probe)
+            self.verify_transport()
+            self.verify_placement(probe)
+            self._values, switches = osu_values(out, self.benchmark)
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        self.protocol_switches = ",".join(map(str, switches))
+        return True
+
+    @run_before("performance")
+    def set_perf_variables(self) -> None:
+        if self.is_dry_run():
+            return
+        self.perf_variables = {
+            name: sn.make_performance_function(sn.defer(value), unit)
+            for name, (value, unit) in self._values.items()
+        }
