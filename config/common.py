@@ -23,6 +23,11 @@ QUICK = [
     "-S", "ImbCheck.msglog=20",
     "-S", "ImbCheck.iterations=100",
     "-S", "ImbCheck.time_per_size=0.5",
+    "-S", "Pt2ptCheck.max_size=1048576",
+    "-S", "Pt2ptCheck.iterations=100",
+    "-S", "Pt2ptCheck.iterations_large=10",
+    "-S", "Pt2ptCheck.repetitions=5",
+    "-S", "Pt2ptCheck.warmup=10",
     "-S", "time_limit=2m",
 ]
 

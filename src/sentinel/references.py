@@ -18,6 +18,7 @@ import yaml
 
 from sentinel.matching import METRICS as MATCHING_METRICS
 from sentinel.mpi.placement import MAPPINGS
+from sentinel.pt2pt import METRICS as PT2PT_METRICS
 from sentinel.standard import IMB_METRICS, OSU_BENCHMARKS, OSU_METRICS
 
 INDEX = ["$partition", "$environ", "transport_name", "mapping"]
@@ -27,6 +28,7 @@ CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "MatchingCheck": MATCHING_METRICS,
     "ImbCheck": IMB_METRICS,
     "OsuCheck": OSU_METRICS,
+    "Pt2ptCheck": PT2PT_METRICS,
 }
 
 #: Checks whose reference index goes deeper than INDEX, and the values allowed there.

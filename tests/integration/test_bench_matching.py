@@ -28,7 +28,7 @@ def bench(request, tmp_path_factory):
     cc, launcher = STACKS[request.param]
     src = tmp_path_factory.mktemp(request.param) / "bench"
     shutil.copytree(ROOT / "src" / "bench", src)
-    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "matching"],
+    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "all"],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout + build.stderr  # -Wall -Wextra -Werror
     return launcher, str(src / "matching" / "matching")
@@ -67,3 +67,12 @@ def test_one_rank_is_refused(bench):
     p = run(bench, 1)
     assert p.returncode != 0
     assert "matching: error: needs at least 2 MPI ranks, got 1" in p.stderr
+
+
+def test_pt2pt_argument_validation(bench):
+    launcher, exe = bench
+    pt2pt = exe.replace("matching/matching", "pt2pt/pt2pt")
+    p = subprocess.run([*launcher, "-np", "2", pt2pt, "--min-size", "64", "--max-size", "8"],
+                       capture_output=True, text=True, env=env(), timeout=60)
+    assert p.returncode != 0
+    assert "pt2pt: error: --min-size 64 is larger than --max-size 8" in p.stderr

@@ -87,3 +87,20 @@ def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):
     tc = run.case("MatchingCheck", environ="mpich-claims-ofi", mapping="core")
     assert tc["result"] == "fail"
     assert "requested netmod=ofi, the run selected netmod=ucx" in tc["fail_reason"]
+
+
+PT2PT_VARS = ("latency_0B", "latency_8B", "latency_synchronous_8B", "latency_buffered_8B",
+              "latency_ready_8B", "latency_diffbuf_8B", "unilatency_8B", "bw_peak",
+              "bibw_peak", "fit_lambda", "fit_bw", "logp_L", "logp_g0", "logp_o", "logp_g",
+              "latency_1048576B", "bw_1048576B")
+
+
+@pytest.mark.parametrize("family,transport", MATRIX, ids=lambda x: x)
+def test_pt2pt_runs_verified_with_curves_fits_and_logp(quick_matrix, family, transport):
+    need_stack(family)
+    tc = quick_matrix.case("Pt2ptCheck", environ=family, transport=transport, mapping="core")
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    assert SELECTED[transport] in tc["transport_selected"]
+    perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
+    assert set(PT2PT_VARS) <= set(perf), set(PT2PT_VARS) - set(perf)
+    assert perf["latency_8B"][0] > 0 and perf["bw_peak"][0] > 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
 
-_LINE = re.compile(r"^SENTINEL_([A-Z]+)((?:\s+[\w.]+=\S*)*)\s*$")
+_LINE = re.compile(r"^SENTINEL_([A-Z][A-Z0-9]*)((?:\s+[\w.]+=\S*)*)\s*$")
 
 
 @dataclass(frozen=True)

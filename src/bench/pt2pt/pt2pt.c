@@ -1,0 +1,402 @@
+/* Point-to-point characterisation between ranks 0 and 1 (seed 001's methods).
+ *
+ * Metrics (--metrics):
+ *   latency     ping-pong, half round trip, per send mode (--modes):
+ *               standard, synchronous, buffered, ready, diffbuf (standard mode
+ *               cycling through 16 buffers)
+ *   unilatency  rank 0 sends a batch back to back, rank 1 acknowledges once
+ *   bw          windowed unidirectional bandwidth (window of nonblocking sends)
+ *   bibw        windowed bidirectional bandwidth (bytes of both directions)
+ *   logp        parameterised LogP inputs: g(0) by saturation with zero-byte
+ *               sends, o_s(m) (time in MPI_Send), o_r(m) (time in MPI_Recv of
+ *               a message that has already arrived)
+ * Every value is the median of --repetitions samples, each the mean over
+ * --iterations operations, printed with the min and max of the samples. */
+#include "../common/bench_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROGRAM "pt2pt"
+#define NBUF 16
+#define LARGE 65536
+
+enum { M_LATENCY, M_UNILATENCY, M_BW, M_BIBW, M_LOGP, NMETRIC };
+enum { MODE_STANDARD, MODE_SYNC, MODE_BUFFERED, MODE_READY, MODE_DIFFBUF, NMODE };
+static const char *const metric_names[NMETRIC] = {"latency", "unilatency", "bw", "bibw", "logp"};
+static const char *const mode_names[NMODE] = {"standard", "synchronous", "buffered",
+                                              "ready", "diffbuf"};
+
+typedef struct {
+    long min_size, max_size, iterations, iterations_large, repetitions, warmup, window;
+    unsigned metrics, modes;
+} options;
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, peer;
+    char *buf[NBUF]; /* send/receive buffers, max_size bytes each */
+    MPI_Request *reqs;
+    MPI_Status *stats;
+    char *bsend;     /* attached buffer for MPI_Bsend */
+} context;
+
+static const char usage[] =
+    "usage: pt2pt [--metrics latency,unilatency,bw,bibw,logp]\n"
+    "             [--modes standard,synchronous,buffered,ready,diffbuf]\n"
+    "             [--min-size B] [--max-size B] [--iterations N] [--iterations-large N]\n"
+    "             [--repetitions R] [--warmup W] [--window W]\n"
+    "  sizes are 0 (when --min-size is 0) and the powers of two up to --max-size\n"
+    "  (default 4194304); --iterations (1000) per sample up to 64 KiB,\n"
+    "  --iterations-large (100) above; --repetitions samples (10) per value;\n"
+    "  --warmup (100) untimed operations per size; --window (64) messages in flight\n";
+
+static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
+{
+    *o = (options){0, 4194304, 1000, 100, 10, 100, 64,
+                   (1u << NMETRIC) - 1, (1u << NMODE) - 1};
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc) {
+            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", opt, usage);
+            return -1;
+        }
+        const char *val = argv[++i];
+        int rc;
+        if (strcmp(opt, "--metrics") == 0)
+            rc = sb_parse_name_list(opt, val, metric_names, NMETRIC, &o->metrics, err, errlen);
+        else if (strcmp(opt, "--modes") == 0)
+            rc = sb_parse_name_list(opt, val, mode_names, NMODE, &o->modes, err, errlen);
+        else if (strcmp(opt, "--min-size") == 0)
+            rc = sb_parse_long(opt, val, 0, 1L << 30, &o->min_size, err, errlen);
+        else if (strcmp(opt, "--max-size") == 0)
+            rc = sb_parse_long(opt, val, 1, 1L << 30, &o->max_size, err, errlen);
+        else if (strcmp(opt, "--iterations") == 0)
+            rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations, err, errlen);
+        else if (strcmp(opt, "--iterations-large") == 0)
+            rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations_large, err, errlen);
+        else if (strcmp(opt, "--repetitions") == 0)
+            rc = sb_parse_long(opt, val, 1, 100000, &o->repetitions, err, errlen);
+        else if (strcmp(opt, "--warmup") == 0)
+            rc = sb_parse_long(opt, val, 0, 100000000, &o->warmup, err, errlen);
+        else if (strcmp(opt, "--window") == 0)
+            rc = sb_parse_long(opt, val, 1, 4096, &o->window, err, errlen);
+        else {
+            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
+            return -1;
+        }
+        if (rc != 0)
+            return -1;
+    }
+    if (o->min_size > o->max_size) {
+        snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", o->min_size,
+                 o->max_size);
+        return -1;
+    }
+    return 0;
+}
+
+static long iterations_for(const options *o, long size)
+{
+    return size > LARGE ? o->iterations_large : o->iterations;
+}
+
+/* One ping-pong of `size` bytes in `mode`; i selects the buffer (diffbuf). */
+static void pingpong(context *c, int mode, long size, long i, int last)
+{
+    char *b = c->buf[mode == MODE_DIFFBUF ? i % NBUF : 0];
+    int n = (int)size;
+    if (mode == MODE_READY) {
+        /* Each side posts its receive before the message that makes the
+         * other side send: the matching receive always exists in time. */
+        if (c->rank == 0) {
+            MPI_Irecv(b, n, MPI_CHAR, 1, 1, c->comm, &c->reqs[0]);
+            MPI_Rsend(b, n, MPI_CHAR, 1, 0, c->comm);
+            MPI_Wait(&c->reqs[0], &c->stats[0]);
+        } else {
+            MPI_Wait(&c->reqs[1], &c->stats[1]);
+            if (!last)
+                MPI_Irecv(b, n, MPI_CHAR, 0, 0, c->comm, &c->reqs[1]);
+            MPI_Rsend(b, n, MPI_CHAR, 0, 1, c->comm);
+        }
+        return;
+    }
+    if (c->rank == 0) {
+        if (mode == MODE_SYNC)
+            MPI_Ssend(b, n, MPI_CHAR, 1, 0, c->comm);
+        else if (mode == MODE_BUFFERED)
+            MPI_Bsend(b, n, MPI_CHAR, 1, 0, c->comm);
+        else
+            MPI_Send(b, n, MPI_CHAR, 1, 0, c->comm);
+        MPI_Recv(b, n, MPI_CHAR, 1, 1, c->comm, &c->stats[0]);
+    } else {
+        MPI_Recv(b, n, MPI_CHAR, 0, 0, c->comm, &c->stats[0]);
+        if (mode == MODE_SYNC)
+            MPI_Ssend(b, n, MPI_CHAR, 0, 1, c->comm);
+        else if (mode == MODE_BUFFERED)
+            MPI_Bsend(b, n, MPI_CHAR, 0, 1, c->comm);
+        else
+            MPI_Send(b, n, MPI_CHAR, 0, 1, c->comm);
+    }
+}
+
+/* Run `count` ping-pongs; returns the mean half round trip in seconds. */
+static double pingpong_batch(context *c, int mode, long size, long count)
+{
+    if (mode == MODE_READY && c->rank == 1)
+        MPI_Irecv(c->buf[0], (int)size, MPI_CHAR, 0, 0, c->comm, &c->reqs[1]);
+    MPI_Barrier(c->comm);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < count; i++)
+        pingpong(c, mode, size, i, i == count - 1);
+    return (MPI_Wtime() - t0) / (2.0 * (double)count);
+}
+
+/* Rank 0 streams `count` messages (unilatency) or windows (bw, bibw); one
+ * zero-byte acknowledgement closes the batch. Returns seconds per message. */
+static double stream_batch(context *c, int metric, long size, long count, long window)
+{
+    int n = (int)size;
+    MPI_Barrier(c->comm);
+    double t0 = MPI_Wtime();
+    if (metric == M_UNILATENCY) {
+        for (long i = 0; i < count; i++) {
+            if (c->rank == 0)
+                MPI_Send(c->buf[0], n, MPI_CHAR, 1, 0, c->comm);
+            else
+                MPI_Recv(c->buf[0], n, MPI_CHAR, 0, 0, c->comm, &c->stats[0]);
+        }
+    } else {
+        for (long i = 0; i < count; i++) {
+            int k = 0;
+            for (long w = 0; w < window; w++) {
+                char *b = c->buf[w % NBUF];
+                if (c->rank == 1 || metric == M_BIBW)
+                    MPI_Irecv(b, n, MPI_CHAR, c->peer, 2, c->comm, &c->reqs[k++]);
+                if (c->rank == 0 || metric == M_BIBW)
+                    MPI_Isend(c->buf[(w + 1) % NBUF], n, MPI_CHAR, c->peer, 2, c->comm,
+                              &c->reqs[k++]);
+            }
+            MPI_Waitall(k, c->reqs, c->stats);
+        }
+    }
+    if (c->rank == 1)
+        MPI_Send(NULL, 0, MPI_CHAR, 0, 3, c->comm);
+    else
+        MPI_Recv(NULL, 0, MPI_CHAR, 1, 3, c->comm, &c->stats[0]);
+    double per = metric == M_UNILATENCY ? (double)count : (double)(count * window);
+    return (MPI_Wtime() - t0) / per;
+}
+
+static void busy_wait(double seconds)
+{
+    double until = MPI_Wtime() + seconds;
+    while (MPI_Wtime() < until) {
+    }
+}
+
+/* LogP overheads: mean seconds rank 0 spends in MPI_Send (which=0) or in
+ * MPI_Recv of a message that has already arrived (which=1). */
+static double overhead_batch(context *c, long size, long count, int which, double delay)
+{
+    int n = (int)size;
+    double spent = 0.0;
+    MPI_Barrier(c->comm);
+    for (long i = 0; i < count; i++) {
+        if (which == 0) {
+            if (c->rank == 0) {
+                double t = MPI_Wtime();
+                MPI_Send(c->buf[0], n, MPI_CHAR, 1, 4, c->comm);
+                spent += MPI_Wtime() - t;
+                MPI_Recv(NULL, 0, MPI_CHAR, 1, 5, c->comm, &c->stats[0]);
+            } else {
+                MPI_Recv(c->buf[0], n, MPI_CHAR, 0, 4, c->comm, &c->stats[0]);
+                MPI_Send(NULL, 0, MPI_CHAR, 0, 5, c->comm);
+            }
+        } else {
+            if (c->rank == 0) {
+                MPI_Send(NULL, 0, MPI_CHAR, 1, 6, c->comm);
+                busy_wait(delay);
+                double t = MPI_Wtime();
+                MPI_Recv(c->buf[0], n, MPI_CHAR, 1, 7, c->comm, &c->stats[0]);
+                spent += MPI_Wtime() - t;
+            } else {
+                MPI_Recv(NULL, 0, MPI_CHAR, 0, 6, c->comm, &c->stats[0]);
+                MPI_Send(c->buf[0], n, MPI_CHAR, 0, 7, c->comm);
+            }
+        }
+    }
+    return spent / (double)count;
+}
+
+/* Print one result line from rank 0: median, min and max of the samples. */
+static void report(const context *c, const char *metric, const char *mode, long size,
+                   double *samples, long nsamples, int bandwidth, long bytes_per_op)
+{
+    if (c->rank != 0)
+        return;
+    double lo = sb_min(samples, (int)nsamples), hi = samples[0];
+    for (long i = 1; i < nsamples; i++)
+        if (samples[i] > hi)
+            hi = samples[i];
+    double med = sb_median(samples, (int)nsamples);
+    if (bandwidth) { /* seconds per op -> MB/s; the slowest sample is the min rate */
+        double b = (double)bytes_per_op / 1e6;
+        printf("SENTINEL_PT2PT metric=%s mode=%s bytes=%ld samples=%ld median_mbs=%.2f "
+               "min_mbs=%.2f max_mbs=%.2f\n", metric, mode, size, nsamples,
+               b / med, b / hi, b / lo);
+    } else {
+        printf("SENTINEL_PT2PT metric=%s mode=%s bytes=%ld samples=%ld median_us=%.4f "
+               "min_us=%.4f max_us=%.4f\n", metric, mode, size, nsamples, med * 1e6,
+               lo * 1e6, hi * 1e6);
+    }
+    fflush(stdout);
+}
+
+typedef double (*batch_fn)(context *, int, long, long, long);
+
+static double run_latency(context *c, int mode, long size, long count, long unused)
+{
+    (void)unused;
+    return pingpong_batch(c, mode, size, count);
+}
+
+static double run_stream(context *c, int metric, long size, long count, long window)
+{
+    return stream_batch(c, metric, size, count, window);
+}
+
+/* Warm up, take --repetitions samples of `fn` and report them. */
+static void measure(context *c, const options *o, batch_fn fn, int which, long size,
+                    const char *metric, const char *mode, int bandwidth, long bytes_per_op,
+                    double *samples)
+{
+    long count = iterations_for(o, size);
+    if (o->warmup)
+        fn(c, which, size, o->warmup, o->window);
+    for (long r = 0; r < o->repetitions; r++)
+        samples[r] = fn(c, which, size, count, o->window);
+    report(c, metric, mode, size, samples, o->repetitions, bandwidth, bytes_per_op);
+}
+
+static void measure_logp(context *c, const options *o, long size, double *samples)
+{
+    long count = iterations_for(o, size);
+    /* Wait long enough for the message to arrive before timing MPI_Recv. */
+    double rtt = 2.0 * pingpong_batch(c, MODE_STANDARD, size, count < 10 ? count : 10);
+    MPI_Bcast(&rtt, 1, MPI_DOUBLE, 0, c->comm);
+    for (long r = 0; r < o->repetitions; r++)
+        samples[r] = overhead_batch(c, size, count, 0, 0.0);
+    report(c, "logp_os", "standard", size, samples, o->repetitions, 0, 0);
+    for (long r = 0; r < o->repetitions; r++)
+        samples[r] = overhead_batch(c, size, count, 1, 2.0 * rtt + 1e-6);
+    report(c, "logp_or", "standard", size, samples, o->repetitions, 0, 0);
+}
+
+static void run_size(context *c, const options *o, long size, double *samples)
+{
+    if (o->metrics & (1u << M_LATENCY))
+        for (int m = 0; m < NMODE; m++)
+            if (o->modes & (1u << m))
+                measure(c, o, run_latency, m, size, "latency", mode_names[m], 0, 0, samples);
+    if (o->metrics & (1u << M_UNILATENCY))
+        measure(c, o, run_stream, M_UNILATENCY, size, "unilatency", "standard", 0, 0, samples);
+    if (size > 0 && (o->metrics & (1u << M_BW)))
+        measure(c, o, run_stream, M_BW, size, "bw", "standard", 1, size, samples);
+    if (size > 0 && (o->metrics & (1u << M_BIBW)))
+        measure(c, o, run_stream, M_BIBW, size, "bibw", "standard", 1, 2 * size, samples);
+    if (o->metrics & (1u << M_LOGP)) {
+        if (size == 0) /* g(0): back-to-back zero-byte sends saturate the path */
+            measure(c, o, run_stream, M_UNILATENCY, 0, "logp_g0", "standard", 0, 0, samples);
+        measure_logp(c, o, size, samples);
+    }
+}
+
+static int setup(context *c, const options *o)
+{
+    int ok = 1;
+    for (int i = 0; i < NBUF; i++) {
+        c->buf[i] = calloc((size_t)o->max_size + 1, 1);
+        ok = ok && c->buf[i];
+    }
+    c->reqs = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Request));
+    c->stats = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Status));
+    int bsize = 0;
+    MPI_Pack_size((int)o->max_size, MPI_CHAR, c->comm, &bsize);
+    bsize += MPI_BSEND_OVERHEAD;
+    c->bsend = malloc((size_t)bsize);
+    ok = ok && c->reqs && c->stats && c->bsend;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (ok)
+        MPI_Buffer_attach(c->bsend, bsize);
+    return ok ? 0 : -1;
+}
+
+static void teardown(context *c)
+{
+    void *b;
+    int size;
+    if (c->bsend)
+        MPI_Buffer_detach(&b, &size);
+    for (int i = 0; i < NBUF; i++)
+        free(c->buf[i]);
+    free(c->reqs);
+    free(c->stats);
+    free(c->bsend);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    options o;
+    char err[2048];
+    if (parse_options(argc, argv, &o, err, sizeof err) != 0) {
+        sb_error(MPI_COMM_WORLD, PROGRAM, err);
+        MPI_Finalize();
+        return 2;
+    }
+    if (world < 2) {
+        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", world);
+        sb_error(MPI_COMM_WORLD, PROGRAM, err);
+        MPI_Finalize();
+        return 2;
+    }
+    if (rank == 0)
+        printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
+               "iterations_large=%ld repetitions=%ld warmup=%ld window=%ld\n", world,
+               o.min_size, o.max_size, o.iterations, o.iterations_large, o.repetitions,
+               o.warmup, o.window);
+    sb_report_library(MPI_COMM_WORLD);
+    sb_report_affinity(MPI_COMM_WORLD);
+
+    int rc = 0;
+    context c = {.rank = rank, .peer = 1 - rank};
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &c.comm);
+    if (rank < 2) {
+        double *samples = malloc((size_t)o.repetitions * sizeof(double));
+        if (samples == NULL || setup(&c, &o) != 0) {
+            snprintf(err, sizeof err, "cannot allocate %d buffers of %ld bytes", NBUF,
+                     o.max_size);
+            sb_error(c.comm, PROGRAM, err);
+            rc = 3;
+        } else {
+            if (o.min_size == 0)
+                run_size(&c, &o, 0, samples);
+            for (long size = 1; size <= o.max_size; size *= 2)
+                if (size >= o.min_size)
+                    run_size(&c, &o, size, samples);
+        }
+        teardown(&c);
+        free(samples);
+        MPI_Comm_free(&c.comm);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0 && rc == 0)
+        printf("SENTINEL_DONE bench=pt2pt\n");
+    MPI_Finalize();
+    return rc;
+}
