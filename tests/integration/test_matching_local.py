@@ -72,7 +72,8 @@ def test_example_site_lists_and_dry_runs_without_a_cluster(tmp_path):
 
 def test_forced_transport_is_caught_by_verification(tmp_path):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi-forced", "-r"], tmp_path,
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi-forced",
+                   "-r"], tmp_path,
                   config=ROOT / "tests" / "config" / "negative.py")
     tc = run.case("MatchingCheck", environ="openmpi-forced", mapping="core")
     assert tc["result"] == "fail"
@@ -82,7 +83,8 @@ def test_forced_transport_is_caught_by_verification(tmp_path):
 
 def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):
     need_stack("mpich")
-    run = reframe([*QUICK, "-n", "transport=ofi-tcp", "-p", "mpich-claims-ofi", "-r"],
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ofi-tcp", "-p", "mpich-claims-ofi",
+                   "-r"],
                   tmp_path, config=ROOT / "tests" / "config" / "negative.py")
     tc = run.case("MatchingCheck", environ="mpich-claims-ofi", mapping="core")
     assert tc["result"] == "fail"

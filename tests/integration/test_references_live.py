@@ -36,7 +36,7 @@ def references(tmp_path, site_configuration):
 
 def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, references):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "transport=ob1-(vader|tcp)", "-p", "openmpi", "-r"],
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-(vader|tcp)", "-p", "openmpi", "-r"],
                   tmp_path, env=references)
     vader = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     assert vader["result"] == "pass", vader.get("fail_reason")
@@ -50,7 +50,7 @@ def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, reference
 
 def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "transport=ucx-sm", "-p", "openmpi",
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi",
                    "-S", "require_partition_reference=true", "-r"], tmp_path, env=references)
     tc = run.case("MatchingCheck", environ="openmpi", transport="ucx-sm", mapping="core")
     assert tc["result"] == "fail"
