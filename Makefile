@@ -46,7 +46,7 @@ test: setup
 	$(VENV)/bin/pytest -ra
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src checks tests config
+	$(VENV)/bin/ruff check src checks tests config benchmarks
 
 clean:
 	rm -rf var reports/perflogs reports/run-report-*.json

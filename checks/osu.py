@@ -28,7 +28,7 @@ from sentinel.binaries import find_program
 from sentinel.errors import SentinelError
 from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import osu
-from sentinel.standard import OSU_BENCHMARKS, osu_values
+from sentinel.standard import OSU_BENCHMARKS, osu_options, osu_values
 
 
 @rfm.simple_test
@@ -40,7 +40,8 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     #: :type: :class:`Tuple[str, str]`
     benchmark_info = parameter(list(OSU_BENCHMARKS), fmt=lambda x: x[0], loggable=True)
 
-    #: Largest message size in bytes (OSU ``-m``); osu_barrier has none.
+    #: Largest message size of the point-to-point benchmarks. OSU's own
+    #: maximum (4 MiB) passes no option; another value needs OSU >= 5.4 (``-m``).
     #:
     #: :type: :class:`int`
     max_size = variable(int, value=4194304)
@@ -50,7 +51,8 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     #: :type: :class:`int`
     max_size_collective = variable(int, value=1048576)
 
-    #: Timed iterations per size (OSU ``-i``; 0 keeps OSU's default).
+    #: Timed iterations per size (OSU ``-i``; 0 keeps OSU's default; not
+    #: passed to osu_mbw_mr and osu_barrier, which lack it in OSU 5.x).
     #:
     #: :type: :class:`int`
     iterations = variable(int, value=0)
@@ -98,15 +100,9 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     @run_before("run")
     def set_command(self) -> None:
         self.executable = self.osu_path
-        opts = []
-        if self.benchmark != "osu_barrier":
-            top = self.max_size_collective if self._collective else self.max_size
-            opts += ["-m", str(top)]
-        if self.iterations:
-            opts += ["-i", str(self.iterations)]
-        if self.warmup:
-            opts += ["-x", str(self.warmup)]
-        self.executable_opts = opts
+        self.executable_opts = osu_options(self.benchmark, self.max_size,
+                                           self.max_size_collective, self.iterations,
+                                           self.warmup)
 
     @sanity_function
     def validate(self):

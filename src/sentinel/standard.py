@@ -68,6 +68,29 @@ OSU_BENCHMARKS: tuple[tuple[str, str], ...] = (
     ("osu_barrier", "latency"),
 )
 
+#: OSU's own maximum size of the point-to-point benchmarks (every version).
+OSU_PT2PT_MAX = 4194304
+#: Programs whose size range can be set with -m in OSU 5.x as well as 7.x
+#: (5.x's point-to-point programs have a fixed range and no -m).
+OSU_SIZE_OPTION = frozenset({"osu_allreduce", "osu_bcast", "osu_alltoall"})
+#: Programs without -i/-x in OSU 5.x.
+OSU_NO_ITERATION_OPTIONS = frozenset({"osu_mbw_mr", "osu_barrier"})
+
+
+def osu_options(program: str, max_size: int, max_size_collective: int, iterations: int,
+                warmup: int) -> list[str]:
+    """Command-line options that every OSU version from 5.3 on accepts."""
+    opts: list[str] = []
+    if program in OSU_SIZE_OPTION:
+        opts += ["-m", str(max_size_collective)]
+    elif program != "osu_barrier" and max_size != OSU_PT2PT_MAX:
+        opts += ["-m", str(max_size)]  # OSU >= 5.4 only
+    if program not in OSU_NO_ITERATION_OPTIONS:
+        opts += ["-i", str(iterations)] if iterations else []
+        opts += ["-x", str(warmup)] if warmup else []
+    return opts
+
+
 #: Reference-validation patterns for OsuCheck: (metric-name regex, unit).
 OSU_METRICS: tuple[tuple[str, str], ...] = (
     (r"latency(_\d+B)?", "us"),

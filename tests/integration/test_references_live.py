@@ -58,3 +58,32 @@ def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
             and "has no entry for local:cpu/openmpi/ucx-sm/core" in tc["fail_reason"])
     skipped = run.case("MatchingCheck", environ="openmpi", transport="ucx-sm", mapping="socket")
     assert skipped["result"] == "skip"
+
+
+CURVE = """\
+Pt2ptCheck:
+  $index: [$partition, $environ, transport_name, mapping]
+  local:cpu:
+    openmpi:
+      ob1-vader:
+        core:
+          latency_8B: [0.5, -1.0, 1.0, us]
+          latency_1024B: [0.5, -1.0, 3.0, us]
+          bw_1024B: [1.0e9, -0.5, 0.5, MB/s]
+"""
+
+
+def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
+    """Each size of a curve is its own variable with its own tolerance."""
+    need_stack("openmpi")
+    refdir = tmp_path / "refs"
+    refdir.mkdir()
+    (refdir / "local.yaml").write_text(CURVE)
+    assert validate_file(refdir / "local.yaml", systems_from_config(site_configuration)) == []
+    run = reframe([*QUICK, "-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi", "-r"],
+                  tmp_path, env={"SENTINEL_REFERENCES": str(refdir)})
+    tc = run.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader", mapping="core")
+    perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
+    assert perf["latency_8B"][-1] == "pass" and perf["latency_1024B"][-1] == "pass"
+    assert perf["bw_1024B"][-1] == "fail"  # no link moves 1 PB/s
+    assert tc["result"] == "fail" and "bw_1024B" in tc["fail_reason"]

@@ -124,3 +124,13 @@ def test_osu_barrier_and_message_rate_formats():
                     "2                      16.65        8324845.89\n")
     values, _ = osu_values(mbw, "osu_mbw_mr")
     assert values == {"bw_peak": (16.65, "MB/s"), "msg_rate_peak": (8324845.89, "messages/s")}
+
+
+def test_osu_options_work_with_every_version():
+    from sentinel.standard import osu_options
+    assert osu_options("osu_latency", 4194304, 1048576, 0, 0) == []  # 5.x: no -m
+    assert osu_options("osu_latency", 65536, 1048576, 100, 10) == [
+        "-m", "65536", "-i", "100", "-x", "10"]
+    assert osu_options("osu_allreduce", 4194304, 1048576, 0, 0) == ["-m", "1048576"]
+    assert osu_options("osu_mbw_mr", 4194304, 1048576, 100, 10) == []
+    assert osu_options("osu_barrier", 4194304, 1048576, 100, 0) == []
