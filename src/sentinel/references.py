@@ -69,6 +69,14 @@ def _unit_for(check: str, metric: str) -> str | None:
     return None
 
 
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class _Walker:
     def __init__(self, path: Path, system: SystemInfo) -> None:
         self.path, self.system = path, system
@@ -152,8 +160,12 @@ class _Walker:
             self.err(vnode, f"{metric}: expected [value, lower, upper, unit], got {value!r}")
             return
         ref, lower, upper, got_unit = value
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                   for x in (ref, lower, upper)):
+        texts = [x for x in (ref, lower, upper) if isinstance(x, str) and _is_float(x)]
+        if texts:
+            self.err(vnode, f"{metric}: {texts[0]!r} is text to YAML: write exponents "
+                            f"with a sign and a dot (1.0e+9, 1.0e-9): {value!r}")
+        elif not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                     for x in (ref, lower, upper)):
             self.err(vnode, f"{metric}: value and both bounds must be numbers (a null "
                             f"bound makes a reference that can never fail): {value!r}")
         elif not -1 <= lower <= 0 <= upper:

@@ -66,7 +66,8 @@ def test_example_site_lists_and_dry_runs_without_a_cluster(tmp_path):
     assert "export UCX_TLS=sm,self" in text and "#SBATCH --partition=THIN" in text
     third_party = "\n".join(p.read_text() for p in scripts if "Osu" in str(p) or "Imb" in str(p))
     assert "/apps/imb/2021.7/openmpi-4.1.1/bin/IMB-MPI1 PingPong PingPing" in third_party
-    assert "osu-micro-benchmarks/7.3/openmpi-4.1.1/osu_latency -m 4194304" in third_party
+    assert "osu-micro-benchmarks/7.3/openmpi-4.1.1/osu_latency\n" in third_party  # OSU's range
+    assert "openmpi-4.1.1/osu_bcast -m 1048576" in third_party
     assert "/affinity/affinity" in third_party  # the placement probe runs first
 
 

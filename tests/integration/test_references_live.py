@@ -69,7 +69,7 @@ Pt2ptCheck:
         core:
           latency_8B: [0.5, -1.0, 1.0, us]
           latency_1024B: [0.5, -1.0, 3.0, us]
-          bw_1024B: [1.0e9, -0.5, 0.5, MB/s]
+          bw_1024B: [1.0e+9, -0.5, 0.5, MB/s]
 """
 
 

@@ -43,6 +43,9 @@ HEAD = "MatchingCheck:\n  $index: [$partition, $environ, transport_name, mapping
      "          match_time_tag: [0, null, null, us]\n",
      ":7: match_time_tag: value and both bounds must be numbers"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
+     "          match_time_tag: [1.0e9, -0.1, 0.5, us]\n",
+     ":7: match_time_tag: '1.0e9' is text to YAML: write exponents with a sign"),
+    ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
      "          match_time_tag: [0.1, 0.1, 0.5, us]\n",
      ":7: match_time_tag: bounds must satisfy -1 <= lower <= 0 <= upper"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"

@@ -31,6 +31,9 @@ UCX_CLASSES: Mapping[str, frozenset[str]] = MappingProxyType({
 })
 
 _OMPI_PML_PROBE = {"OMPI_MCA_pml_base_verbose": "10"}
+# UCX logs to stdout by default, from every rank and at any time (endpoints
+# are created lazily): under Hydra a log line can land inside a result line.
+_UCX_PROBE = {"UCX_LOG_LEVEL": "info", "UCX_LOG_FILE": "stderr"}
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def _openmpi() -> list[Transport]:
             "openmpi", f"ucx-{tls}",
             {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any",
              "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": f"{tls},self"},
-            {**_OMPI_PML_PROBE, "UCX_LOG_LEVEL": "info"},
+            {**_OMPI_PML_PROBE, **_UCX_PROBE},
             intra, {"pml": "ucx", "ucx": tls},
         )
 
@@ -100,7 +103,7 @@ def _mpich() -> list[Transport]:
     def ucx(tls: str, intra: bool) -> Transport:
         return Transport(
             "mpich", f"ucx-{tls}", {"UCX_TLS": f"{tls},self"},
-            {**probe, "UCX_LOG_LEVEL": "info"}, intra,
+            {**probe, **_UCX_PROBE}, intra,
             {"netmod": "ucx", "ucx": tls},
         )
 
