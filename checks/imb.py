@@ -16,10 +16,8 @@ IMB-MPI1 is looked up in ``-S ImbCheck.imb_dir``, the environment's
 ships it); without it the check is skipped with the places it looked.
 """
 
-import os
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
@@ -93,26 +91,16 @@ class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
 
     @sanity_function
     def validate(self):
-        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         try:
-            with open(stdout, errors="replace") as fp:
-                out = imb.parse(fp.read(), stdout)
+            stdout, text = self.stdout_text()
+            out = imb.parse(text, stdout)
             imb.require_complete(out, stdout)
             probe = self.probe_output()
             self.verify_world(probe)
             self.verify_transport()
             self.verify_placement(probe)
-            self._values, switches = imb_values(out, self.benchmarks)
+            self.values, switches = imb_values(out, self.benchmarks)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         self.protocol_switches = ",".join(map(str, switches))
         return True
-
-    @run_before("performance")
-    def set_perf_variables(self) -> None:
-        if self.is_dry_run():
-            return
-        self.perf_variables = {
-            name: sn.make_performance_function(sn.defer(value), unit)
-            for name, (value, unit) in self._values.items()
-        }

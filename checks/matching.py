@@ -16,7 +16,6 @@ Defaults are the seed's parameters; scale them with ``-S`` (see the
 ``quick`` mode in ``config/common.py``).
 """
 
-import os
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
@@ -108,26 +107,16 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
 
     @sanity_function
     def validate(self):
-        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         try:
-            with open(stdout, errors="replace") as fp:
-                out = parse(fp.read(), "matching")
+            stdout, text = self.stdout_text()
+            out = parse(text, "matching")
             require_complete(out, stdout)
             self.verify_world(out)
             self.verify_transport()
             self.verify_placement(out)
-            self._result = analyse(out, self.checkpoint, self.lengths[0] * 8)
+            result = analyse(out, self.checkpoint, self.lengths[0] * 8)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
-        self.queue_model = self._result.queue_model
+        self.values = result.values
+        self.queue_model = result.queue_model
         return True
-
-    @run_before("performance")
-    def set_perf_variables(self) -> None:
-        if self.is_dry_run():
-            return
-        self.perf_variables = {
-            name: rfm.utility.sanity.make_performance_function(
-                rfm.utility.sanity.defer(value), unit)
-            for name, (value, unit) in self._result.values.items()
-        }

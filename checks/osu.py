@@ -17,10 +17,8 @@ The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
 check is skipped with the places it looked.
 """
 
-import os
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
@@ -106,10 +104,9 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
 
     @sanity_function
     def validate(self):
-        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         try:
-            with open(stdout, errors="replace") as fp:
-                out = osu.parse(fp.read(), stdout)
+            stdout, text = self.stdout_text()
+            out = osu.parse(text, stdout)
             if self.benchmark != "osu_barrier":
                 top = self.max_size_collective if self._collective else self.max_size
                 osu.require_sizes(out, top, stdout)
@@ -117,17 +114,8 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
             self.verify_world(probe)
             self.verify_transport()
             self.verify_placement(probe)
-            self._values, switches = osu_values(out, self.benchmark)
+            self.values, switches = osu_values(out, self.benchmark)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         self.protocol_switches = ",".join(map(str, switches))
         return True
-
-    @run_before("performance")
-    def set_perf_variables(self) -> None:
-        if self.is_dry_run():
-            return
-        self.perf_variables = {
-            name: sn.make_performance_function(sn.defer(value), unit)
-            for name, (value, unit) in self._values.items()
-        }

@@ -14,10 +14,8 @@ Runs ``src/bench/pt2pt`` (seed 001's methods) between two ranks and reports:
   ``logp_g``; ``logp_os_8B``, ``logp_or_8B``.
 """
 
-import os
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
@@ -89,25 +87,15 @@ class Pt2ptCheck(TransportMappingTest, PartitionReferences):
 
     @sanity_function
     def validate(self):
-        stdout = os.path.join(self.stagedir, self.stdout.evaluate())
         try:
-            with open(stdout, errors="replace") as fp:
-                out = parse(fp.read(), "pt2pt")
+            stdout, text = self.stdout_text()
+            out = parse(text, "pt2pt")
             require_complete(out, stdout)
             self.verify_world(out)
             self.verify_transport()
             self.verify_placement(out)
-            self._values, switches = analyse(out)
+            self.values, switches = analyse(out)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         self.protocol_switches = ",".join(map(str, switches))
         return True
-
-    @run_before("performance")
-    def set_perf_variables(self) -> None:
-        if self.is_dry_run():
-            return
-        self.perf_variables = {
-            name: sn.make_performance_function(sn.defer(value), unit)
-            for name, (value, unit) in self._values.items()
-        }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 import reframe as rfm
+import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
@@ -126,6 +127,22 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                     opts += ["-x", var]
         opts += list(self.current_environ.extras.get("launcher_options", []))
         self.job.launcher.options += opts
+
+    def stdout_text(self) -> tuple[str, str]:
+        """The job's stdout: its path (for messages) and its text."""
+        path = os.path.join(self.stagedir, self.stdout.evaluate())
+        with open(path, errors="replace") as fp:
+            return path, fp.read()
+
+    @run_before("performance")
+    def set_perf_variables(self) -> None:
+        """Turn the values sanity derived (``self.values``) into performance variables."""
+        if self.is_dry_run():
+            return
+        self.perf_variables = {
+            name: sn.make_performance_function(sn.defer(value), unit)
+            for name, (value, unit) in self.values.items()
+        }
 
     def _output_text(self) -> str:
         text = ""
