@@ -202,3 +202,29 @@ void sb_error(MPI_Comm comm, const char *program, const char *err)
     if (rank == 0)
         fprintf(stderr, "%s: error: %s\n", program, err);
 }
+
+int sb_check_start(const char *program, int parse_rc, const char *err)
+{
+    int world;
+    char msg[128];
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (parse_rc == 0 && world >= 2)
+        return 0;
+    if (parse_rc != 0) {
+        sb_error(MPI_COMM_WORLD, program, err);
+    } else {
+        snprintf(msg, sizeof msg, "needs at least 2 MPI ranks, got %d", world);
+        sb_error(MPI_COMM_WORLD, program, msg);
+    }
+    MPI_Finalize();
+    return 2;
+}
+
+MPI_Comm sb_pair_comm(void)
+{
+    int rank;
+    MPI_Comm pair;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+    return pair;
+}

@@ -46,4 +46,12 @@ void sb_report_library(MPI_Comm comm);
 /* Rank 0 of comm prints err (prefixed with the program name) to stderr. */
 void sb_error(MPI_Comm comm, const char *program, const char *err);
 
+/* Start-up checks every two-rank benchmark makes: the option parser's result
+ * (parse_rc != 0 prints err) and a world of at least 2 ranks. Returns 0 to go
+ * on, or the exit code (2) after printing the problem and finalizing MPI. */
+int sb_check_start(const char *program, int parse_rc, const char *err);
+
+/* A communicator of world ranks 0 and 1 (MPI_COMM_NULL on the others). */
+MPI_Comm sb_pair_comm(void);
+
 #endif

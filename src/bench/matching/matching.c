@@ -318,18 +318,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &world);
 
     options o;
-    char err[2048];
-    if (parse_options(argc, argv, &o, err, sizeof err) != 0) {
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        MPI_Finalize();
-        return 2;
-    }
-    if (world < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", world);
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        MPI_Finalize();
-        return 2;
-    }
+    char err[2048] = "";
+    int start = sb_check_start(PROGRAM, parse_options(argc, argv, &o, err, sizeof err), err);
+    if (start != 0)
+        return start;
     if (rank == 0)
         print_config(&o, world);
     sb_report_library(MPI_COMM_WORLD);
@@ -337,7 +329,7 @@ int main(int argc, char **argv)
 
     int rc = 0;
     context c = {.rank = rank, .mismatches = 0};
-    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &c.pair);
+    c.pair = sb_pair_comm();
     if (rank < 2) {
         long nmax = max_of(&o.messages), lmax = max_of(&o.lengths);
         size_t bytes = (size_t)nmax * (size_t)lmax * sizeof(double);

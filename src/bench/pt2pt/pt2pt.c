@@ -353,18 +353,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     options o;
-    char err[2048];
-    if (parse_options(argc, argv, &o, err, sizeof err) != 0) {
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        MPI_Finalize();
-        return 2;
-    }
-    if (world < 2) {
-        snprintf(err, sizeof err, "needs at least 2 MPI ranks, got %d", world);
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        MPI_Finalize();
-        return 2;
-    }
+    char err[2048] = "";
+    int start = sb_check_start(PROGRAM, parse_options(argc, argv, &o, err, sizeof err), err);
+    if (start != 0)
+        return start;
     if (rank == 0)
         printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
                "iterations_large=%ld repetitions=%ld warmup=%ld window=%ld\n", world,
@@ -375,7 +367,7 @@ int main(int argc, char **argv)
 
     int rc = 0;
     context c = {.rank = rank, .peer = 1 - rank};
-    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &c.comm);
+    c.comm = sb_pair_comm();
     if (rank < 2) {
         double *samples = malloc((size_t)o.repetitions * sizeof(double));
         if (samples == NULL || setup(&c, &o) != 0) {
