@@ -58,12 +58,10 @@ def fit_matching(ns: Sequence[int], diffs_us: Sequence[float], legs: int) -> Mat
     return MatchFit(float(slope), float(intercept), r2, stderr, len(x))
 
 
-#: Possible outcomes of :func:`queue_model`.
-QUEUE_MODELS = ("shared", "per-communicator", "inconclusive")
-
-
 def queue_model(tag: MatchFit, comm: MatchFit) -> str:
     """Infer whether the library keeps one matching queue for all communicators.
+
+    Returns ``shared``, ``per-communicator`` or ``inconclusive``.
 
     With one queue per communicator the communicator algorithm's Diff is flat
     (its M is near zero); with one shared queue it grows like the tag

@@ -25,13 +25,18 @@ MatchingCheck:
 """
 
 
-@pytest.fixture
-def references(tmp_path, site_configuration):
+def reference_env(tmp_path, site_configuration, text: str) -> dict[str, str]:
+    """A validated references directory holding ``local.yaml``, as reframe's environment."""
     refdir = tmp_path / "refs"
     refdir.mkdir()
-    (refdir / "local.yaml").write_text(REFERENCES)
+    (refdir / "local.yaml").write_text(text)
     assert validate_file(refdir / "local.yaml", systems_from_config(site_configuration)) == []
     return {"SENTINEL_REFERENCES": str(refdir)}
+
+
+@pytest.fixture
+def references(tmp_path, site_configuration):
+    return reference_env(tmp_path, site_configuration, REFERENCES)
 
 
 def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, references):
@@ -76,12 +81,8 @@ Pt2ptCheck:
 def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     """Each size of a curve is its own variable with its own tolerance."""
     need_stack("openmpi")
-    refdir = tmp_path / "refs"
-    refdir.mkdir()
-    (refdir / "local.yaml").write_text(CURVE)
-    assert validate_file(refdir / "local.yaml", systems_from_config(site_configuration)) == []
     run = reframe([*QUICK, "-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi", "-r"],
-                  tmp_path, env={"SENTINEL_REFERENCES": str(refdir)})
+                  tmp_path, env=reference_env(tmp_path, site_configuration, CURVE))
     tc = run.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     assert perf["latency_8B"][-1] == "pass" and perf["latency_1024B"][-1] == "pass"

@@ -19,8 +19,7 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         printf("SENTINEL_CONFIG bench=affinity ranks=%d\n", world);
-    sb_report_library(MPI_COMM_WORLD);
-    int rc = sb_report_affinity(MPI_COMM_WORLD) == 0 ? 0 : 3;
+    int rc = sb_report_environment(MPI_COMM_WORLD) == 0 ? 0 : 3;
     if (rank == 0 && rc == 0)
         printf("SENTINEL_DONE bench=affinity\n");
     MPI_Finalize();

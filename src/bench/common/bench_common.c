@@ -195,6 +195,12 @@ void sb_report_library(MPI_Comm comm)
     printf("SENTINEL_LIBRARY version=%s\n", version);
 }
 
+int sb_report_environment(MPI_Comm comm)
+{
+    sb_report_library(comm);
+    return sb_report_affinity(comm);
+}
+
 void sb_error(MPI_Comm comm, const char *program, const char *err)
 {
     int rank;

@@ -43,6 +43,9 @@ int sb_report_affinity(MPI_Comm comm);
 /* Rank 0 prints the MPI library's version string (first line). */
 void sb_report_library(MPI_Comm comm);
 
+/* Both of the above: the lines every benchmark prints before measuring. */
+int sb_report_environment(MPI_Comm comm);
+
 /* Rank 0 of comm prints err (prefixed with the program name) to stderr. */
 void sb_error(MPI_Comm comm, const char *program, const char *err);
 

@@ -324,8 +324,7 @@ int main(int argc, char **argv)
         return start;
     if (rank == 0)
         print_config(&o, world);
-    sb_report_library(MPI_COMM_WORLD);
-    sb_report_affinity(MPI_COMM_WORLD);
+    sb_report_environment(MPI_COMM_WORLD);
 
     int rc = 0;
     context c = {.rank = rank, .mismatches = 0};

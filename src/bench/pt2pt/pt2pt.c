@@ -102,6 +102,17 @@ static long iterations_for(const options *o, long size)
     return size > LARGE ? o->iterations_large : o->iterations;
 }
 
+/* A blocking send in the standard, synchronous or buffered mode. */
+static void send_in_mode(int mode, char *b, int n, int dest, int tag, MPI_Comm comm)
+{
+    if (mode == MODE_SYNC)
+        MPI_Ssend(b, n, MPI_CHAR, dest, tag, comm);
+    else if (mode == MODE_BUFFERED)
+        MPI_Bsend(b, n, MPI_CHAR, dest, tag, comm);
+    else
+        MPI_Send(b, n, MPI_CHAR, dest, tag, comm);
+}
+
 /* One ping-pong of `size` bytes in `mode`; i selects the buffer (diffbuf). */
 static void pingpong(context *c, int mode, long size, long i, int last)
 {
@@ -123,21 +134,11 @@ static void pingpong(context *c, int mode, long size, long i, int last)
         return;
     }
     if (c->rank == 0) {
-        if (mode == MODE_SYNC)
-            MPI_Ssend(b, n, MPI_CHAR, 1, 0, c->comm);
-        else if (mode == MODE_BUFFERED)
-            MPI_Bsend(b, n, MPI_CHAR, 1, 0, c->comm);
-        else
-            MPI_Send(b, n, MPI_CHAR, 1, 0, c->comm);
+        send_in_mode(mode, b, n, 1, 0, c->comm);
         MPI_Recv(b, n, MPI_CHAR, 1, 1, c->comm, &c->stats[0]);
     } else {
         MPI_Recv(b, n, MPI_CHAR, 0, 0, c->comm, &c->stats[0]);
-        if (mode == MODE_SYNC)
-            MPI_Ssend(b, n, MPI_CHAR, 0, 1, c->comm);
-        else if (mode == MODE_BUFFERED)
-            MPI_Bsend(b, n, MPI_CHAR, 0, 1, c->comm);
-        else
-            MPI_Send(b, n, MPI_CHAR, 0, 1, c->comm);
+        send_in_mode(mode, b, n, 0, 1, c->comm);
     }
 }
 
@@ -362,8 +363,7 @@ int main(int argc, char **argv)
                "iterations_large=%ld repetitions=%ld warmup=%ld window=%ld\n", world,
                o.min_size, o.max_size, o.iterations, o.iterations_large, o.repetitions,
                o.warmup, o.window);
-    sb_report_library(MPI_COMM_WORLD);
-    sb_report_affinity(MPI_COMM_WORLD);
+    sb_report_environment(MPI_COMM_WORLD);
 
     int rc = 0;
     context c = {.rank = rank, .peer = 1 - rank};
