@@ -9,7 +9,7 @@ INTEL_MPI ?= yes
 MODE      ?= quick
 VENV      := .venv
 IMPI_VENV := .venv-impi
-APT_PACKAGES := make gcc libc6-dev python3-venv openmpi-bin libopenmpi-dev \
+APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
 
 # Open MPI refuses to start as root unless told; only this Makefile's own

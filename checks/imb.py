@@ -14,15 +14,18 @@ Barrier) and reports, with ``<b>`` the benchmark in lower case:
 IMB-MPI1 is looked up in ``-S ImbCheck.imb_dir``, the environment's
 ``extras['benchmark_dirs']['imb']``, then the environment's PATH (Intel MPI
 ships it); without it the check is skipped with the places it looked.
+``ImbSourceCheck`` is the last resort: the same check on IMB built from its
+release tarball, for the environments where no prebuilt IMB-MPI1 is found.
 """
 
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 from sentinel.binaries import find_program
+from sentinel.build import ImbBuild
 from sentinel.errors import SentinelError
 from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import imb
@@ -79,7 +82,9 @@ class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
         found = find_program("IMB-MPI1", "imb", self.current_environ, self.imb_dir)
         if found.path is None and self.is_dry_run() and found.declared:
             found.path = found.declared  # show the command the site's layout implies
-        self.skip_if(found.path is None, found.reason("IMB-MPI1", self.current_environ.name))
+        self.skip_if(found.path is None,
+                     f"{found.reason('IMB-MPI1', self.current_environ.name)}; "
+                     "ImbSourceCheck builds it from the release tarball")
         self.imb_path = found.path
 
     @run_before("run")
@@ -104,3 +109,16 @@ class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
             raise SanityError(str(err)) from None
         self.protocol_switches = ",".join(map(str, switches))
         return True
+
+
+@rfm.simple_test
+class ImbSourceCheck(ImbCheck):
+    """ImbCheck on IMB built from its release tarball, where no prebuilt IMB-MPI1 is found."""
+
+    imb_build = fixture(ImbBuild, scope="environment")
+    tags = {"imb", "source", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def find_imb(self) -> None:
+        self.imb_dir = self.imb_build.install_prefix
+        super().find_imb()

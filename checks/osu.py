@@ -14,15 +14,25 @@ osu_allreduce, osu_bcast, osu_alltoall, osu_barrier. Performance variables:
 The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
 ``extras['benchmark_dirs']['osu']`` (an install prefix or a build tree: 5.x
 ``mpi/``, 7.x ``c/mpi/``), then the environment's PATH; without them the
-check is skipped with the places it looked.
+check is skipped with the places it looked. ``OsuSourceCheck`` is the last
+resort: the same checks on OSU built from its release tarball, for the
+environments where no prebuilt OSU is found (``sentinel.sources``).
 """
 
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import (
+    fixture,
+    parameter,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
 from reframe.core.exceptions import SanityError
 
 from sentinel.binaries import find_program
+from sentinel.build import OsuBuild
 from sentinel.errors import SentinelError
 from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import osu
@@ -92,7 +102,9 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
         found = find_program(self.benchmark, "osu", self.current_environ, self.osu_dir)
         if found.path is None and self.is_dry_run() and found.declared:
             found.path = found.declared  # show the command the site's layout implies
-        self.skip_if(found.path is None, found.reason(self.benchmark, self.current_environ.name))
+        self.skip_if(found.path is None,
+                     f"{found.reason(self.benchmark, self.current_environ.name)}; "
+                     "OsuSourceCheck builds it from the release tarball")
         self.osu_path = found.path
 
     @run_before("run")
@@ -119,3 +131,16 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
             raise SanityError(str(err)) from None
         self.protocol_switches = ",".join(map(str, switches))
         return True
+
+
+@rfm.simple_test
+class OsuSourceCheck(OsuCheck):
+    """OsuCheck on OSU built from its release tarball, where no prebuilt OSU is found."""
+
+    osu_build = fixture(OsuBuild, scope="environment")
+    tags = {"osu", "source", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def find_osu(self) -> None:
+        self.osu_dir = self.osu_build.install_prefix
+        super().find_osu()

@@ -45,6 +45,7 @@ def _environment(stack: detect.MpiStack) -> dict:
         "name": stack.family,
         "target_systems": ["local"],
         "cc": stack.cc,
+        "cxx": stack.cxx,
         "features": ["mpi", stack.family, *stack.transports],
         "env_vars": env_vars,
         "extras": extras,

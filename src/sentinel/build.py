@@ -1,9 +1,14 @@
 """Build fixtures: one place decides how a benchmark source is built.
 
-The wrapper build compiles ``src/bench/<bench>`` with the programming
-environment's MPI compiler wrapper (ReFrame passes it as ``CC`` to make).
-Used as a fixture with ``scope='environment'``, each benchmark builds once
-per partition and environment however many checks run it.
+* ``BenchBuild`` compiles ``src/bench/<bench>`` with the programming
+  environment's MPI compiler wrapper (ReFrame passes it as ``CC`` to make).
+* ``FetchOsu``/``FetchImb`` download a standard suite's release tarball once
+  per session and check its SHA-256; ``OsuBuild``/``ImbBuild`` build it with
+  the environment's wrappers, unless a prebuilt copy is found for that
+  environment (then they skip, and so do the checks that use them).
+
+Used as fixtures with ``scope='environment'``, each benchmark builds once per
+partition and environment however many checks run it.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_before, sanity_function, variable
+from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 
+from sentinel.binaries import find_program
 from sentinel.paths import bench_dir
+from sentinel.sources import build_commands, file_sha256, release, unreachable
 
 
 class BenchBuild(rfm.CompileOnlyRegressionTest):
@@ -50,3 +57,140 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",
         )
+
+
+class FetchRelease(rfm.RunOnlyRegressionTest):
+    """Download a suite's release tarball (on the machine ReFrame runs on)."""
+
+    #: The suite: a key of :data:`sentinel.sources.RELEASES`.
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    suite = variable(str)
+
+    #: The tarball's URL: ``""`` for the release the suite pins, or the
+    #: site's own copy (``file://``, an internal mirror), which needs ``sha256``.
+    #:
+    #: :type: :class:`str`
+    url = variable(str, value="")
+
+    #: SHA-256 of the tarball at ``url``.
+    #:
+    #: :type: :class:`str`
+    sha256 = variable(str, value="")
+
+    #: What was fetched (file name) and the checksum it must have.
+    #:
+    #: :type: :class:`str`
+    tarball = variable(str, value="", loggable=True)
+    expected_sha256 = variable(str, value="")
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    local = True
+    executable = "curl"
+    tags = {"build"}
+
+    @run_after("setup")
+    def locate(self) -> None:
+        """Skip, naming the URL and why, when the tarball cannot be fetched."""
+        rel = release(self.suite, self.url, self.sha256)
+        why = unreachable(rel.url)
+        self.skip_if(why is not None,
+                     f"{self.suite} release {rel.url} cannot be fetched ({why}); point "
+                     f"-S {type(self).__name__}.url at a reachable copy (file:// or a site "
+                     f"mirror) together with -S {type(self).__name__}.sha256")
+        self.tarball = rel.filename
+        self.expected_sha256 = rel.sha256
+        self.executable_opts = ["-fsSL", "--retry", "2", "-o", rel.filename, rel.url]
+
+    @sanity_function
+    def verified(self):
+        """The tarball arrived and has the expected SHA-256."""
+        path = os.path.join(self.stagedir, self.tarball)
+        got = file_sha256(path) if os.path.isfile(path) else f"no file {path}"
+        return sn.assert_eq(got, self.expected_sha256,
+                            msg=f"{self.tarball}: SHA-256 {{0}} is not the expected {{1}}")
+
+
+class FetchOsu(FetchRelease):
+    """The OSU Micro-Benchmarks release tarball."""
+
+    suite = "osu"
+
+
+class FetchImb(FetchRelease):
+    """The Intel MPI Benchmarks release tarball."""
+
+    suite = "imb"
+
+
+class ReleaseBuild(rfm.CompileOnlyRegressionTest):
+    """Build a fetched release with the environment's MPI wrappers."""
+
+    #: The suite (``osu``, ``imb``).
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    suite = variable(str)
+
+    #: A program of the suite whose prebuilt presence makes this build unnecessary.
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    program = variable(str)
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    sourcesdir = None
+    build_system = "CustomBuild"
+    build_locally = True
+    tags = {"build"}
+
+    #: Where the build installs the suite (set at setup: ``<stagedir>/install``).
+    #:
+    #: :type: :class:`str`
+    install_prefix = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def prefer_prebuilt(self) -> None:
+        """A prebuilt copy for this environment wins over building one."""
+        found = find_program(self.program, self.suite, self.current_environ)
+        self.skip_if(found.path is not None,
+                     f"a prebuilt {self.program} is used for environment "
+                     f"{self.current_environ.name}: {found.path}")
+        self.install_prefix = os.path.join(self.stagedir, "install")
+
+    @run_before("compile")
+    def set_commands(self) -> None:
+        """Unpack the tarball and build it with the environment's cc and cxx."""
+        env = self.current_environ
+        fetched = os.path.join(self.source.stagedir, self.source.tarball)
+        self.prebuild_cmds = [f"tar -xzf {fetched} --strip-components=1"]
+        self.build_system.commands = build_commands(self.suite, env.cc, env.cxx,
+                                                    self.install_prefix)
+
+    @sanity_function
+    def installed(self):
+        """The build installed the suite's program."""
+        found = find_program(self.program, self.suite, self.current_environ, self.install_prefix)
+        inside = found.path is not None and found.path.startswith(self.install_prefix)
+        return sn.assert_true(inside,
+                              msg=f"{self.suite} build installed no {self.program} "
+                                  f"below {self.install_prefix}")
+
+
+class OsuBuild(ReleaseBuild):
+    """OSU Micro-Benchmarks built from the release tarball."""
+
+    suite = "osu"
+    program = "osu_latency"
+    source = fixture(FetchOsu, scope="session")
+
+
+class ImbBuild(ReleaseBuild):
+    """Intel MPI Benchmarks (IMB-MPI1) built from the release tarball."""
+
+    suite = "imb"
+    program = "IMB-MPI1"
+    source = fixture(FetchImb, scope="session")

@@ -85,6 +85,8 @@ class MpiStack:
     transports: list[str]
     env_vars: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: The C++ wrapper ("" when the installation has none).
+    cxx: str = ""
 
 
 def _ompi_components(ompi_info: str) -> set[tuple[str, str]]:
@@ -110,7 +112,8 @@ def openmpi(launchers: Path) -> MpiStack | None:
         if not shutil.which("fi_info"):
             notes.append("mtl ofi present but fi_info missing: OFI providers not detected")
     return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
-                    str(launchers / "openmpi"), transports, notes=notes)
+                    str(launchers / "openmpi"), transports, notes=notes,
+                    cxx=shutil.which("mpicxx.openmpi") or "")
 
 
 def mpich(launchers: Path) -> MpiStack | None:
@@ -132,7 +135,7 @@ def mpich(launchers: Path) -> MpiStack | None:
         provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
         transports += [f"ofi-{p}" for p in provs]
     return MpiStack("mpich", ver.group(1), cc, str(launchers / "mpich"), transports,
-                    notes=[f"device {device}"])
+                    notes=[f"device {device}"], cxx=shutil.which("mpicxx.mpich") or "")
 
 
 def intel_mpi_env(root: Path) -> dict[str, str]:
@@ -157,4 +160,5 @@ def intelmpi(root: Path | None) -> MpiStack | None:
     transports = ["shm"] + [f"ofi-{p}" for p in provs]
     transports += [f"shm-ofi-{p}" for p in provs if p != "shm"]
     return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
-                    str(root / "bin"), transports, env_vars=env)
+                    str(root / "bin"), transports, env_vars=env,
+                    cxx=str(root / "bin" / "mpicxx"))

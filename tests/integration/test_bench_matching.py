@@ -76,3 +76,23 @@ def test_pt2pt_argument_validation(bench):
                        capture_output=True, text=True, env=env(), timeout=60)
     assert p.returncode != 0
     assert "pt2pt: error: --min-size 64 is larger than --max-size 8" in p.stderr
+
+
+def test_pt2pt_bandwidth_counts_windows(bench):
+    launcher, exe = bench
+    pt2pt = exe.replace("matching/matching", "pt2pt/pt2pt")
+    p = subprocess.run([*launcher, "-np", "2", pt2pt, "--metrics", "bw,bibw", "--max-size",
+                        "131072", "--min-size", "65536", "--windows", "3", "--windows-large",
+                        "2", "--window", "4", "--repetitions", "2"],
+                       capture_output=True, text=True, env=env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "windows=3 windows_large=2" in p.stdout
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("SENTINEL_PT2PT ")]
+    assert [ln.split()[1:4] for ln in lines] == [
+        ["metric=bw", "mode=standard", "bytes=65536"],
+        ["metric=bibw", "mode=standard", "bytes=65536"],
+        ["metric=bw", "mode=standard", "bytes=131072"],
+        ["metric=bibw", "mode=standard", "bytes=131072"]]
+    p = subprocess.run([*launcher, "-np", "2", pt2pt, "--windows-large", "0"],
+                       capture_output=True, text=True, env=env(), timeout=60)
+    assert "pt2pt: error: --windows-large: 0 is out of range [1, 100000000]" in p.stderr

@@ -5,18 +5,22 @@
  *               standard, synchronous, buffered, ready, diffbuf (standard mode
  *               cycling through 16 buffers)
  *   unilatency  rank 0 sends a batch back to back, rank 1 acknowledges once
- *   bw          windowed unidirectional bandwidth (window of nonblocking sends)
+ *   bw          windowed unidirectional bandwidth: rank 0 posts a window of
+ *               nonblocking sends, rank 1 acknowledges each window once
  *   bibw        windowed bidirectional bandwidth (bytes of both directions)
  *   logp        parameterised LogP inputs: g(0) by saturation with zero-byte
  *               sends, o_s(m) (time in MPI_Send), o_r(m) (time in MPI_Recv of
  *               a message that has already arrived)
  * Every value is the median of --repetitions samples, each the mean over
- * --iterations operations, printed with the min and max of the samples. */
+ * --iterations operations (--windows windows for bw and bibw), printed with
+ * the min and max of the samples. */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign, sysconf */
 #include "../common/bench_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROGRAM "pt2pt"
 #define NBUF 16
@@ -29,14 +33,15 @@ static const char *const mode_names[NMODE] = {"standard", "synchronous", "buffer
                                               "ready", "diffbuf"};
 
 typedef struct {
-    long min_size, max_size, iterations, iterations_large, repetitions, warmup, window;
+    long min_size, max_size, iterations, iterations_large, windows, windows_large;
+    long repetitions, warmup, window;
     unsigned metrics, modes;
 } options;
 
 typedef struct {
     MPI_Comm comm;
     int rank, peer;
-    char *buf[NBUF]; /* send/receive buffers, max_size bytes each */
+    char *buf[NBUF]; /* page-aligned, max_size bytes each: [0] receives, [1] sends */
     MPI_Request *reqs;
     MPI_Status *stats;
     char *bsend;     /* attached buffer for MPI_Bsend */
@@ -46,15 +51,18 @@ static const char usage[] =
     "usage: pt2pt [--metrics latency,unilatency,bw,bibw,logp]\n"
     "             [--modes standard,synchronous,buffered,ready,diffbuf]\n"
     "             [--min-size B] [--max-size B] [--iterations N] [--iterations-large N]\n"
-    "             [--repetitions R] [--warmup W] [--window W]\n"
+    "             [--windows N] [--windows-large N] [--repetitions R] [--warmup W]\n"
+    "             [--window W]\n"
     "  sizes are 0 (when --min-size is 0) and the powers of two up to --max-size\n"
-    "  (default 4194304); --iterations (1000) per sample up to 64 KiB,\n"
-    "  --iterations-large (100) above; --repetitions samples (10) per value;\n"
-    "  --warmup (100) untimed operations per size; --window (64) messages in flight\n";
+    "  (default 4194304); per sample --iterations (1000) operations up to 64 KiB,\n"
+    "  --iterations-large (100) above, and --windows (100) / --windows-large (20)\n"
+    "  windows of --window (64) messages for bw and bibw; --repetitions samples (10)\n"
+    "  per value; --warmup (100) untimed operations per size before the samples,\n"
+    "  scaled by the sample's count over --iterations (10 before 20 windows)\n";
 
 static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
 {
-    *o = (options){0, 4194304, 1000, 100, 10, 100, 64,
+    *o = (options){0, 4194304, 1000, 100, 100, 20, 10, 100, 64,
                    (1u << NMETRIC) - 1, (1u << NMODE) - 1};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -76,6 +84,10 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
             rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations, err, errlen);
         else if (strcmp(opt, "--iterations-large") == 0)
             rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations_large, err, errlen);
+        else if (strcmp(opt, "--windows") == 0)
+            rc = sb_parse_long(opt, val, 1, 100000000, &o->windows, err, errlen);
+        else if (strcmp(opt, "--windows-large") == 0)
+            rc = sb_parse_long(opt, val, 1, 100000000, &o->windows_large, err, errlen);
         else if (strcmp(opt, "--repetitions") == 0)
             rc = sb_parse_long(opt, val, 1, 100000, &o->repetitions, err, errlen);
         else if (strcmp(opt, "--warmup") == 0)
@@ -97,9 +109,19 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
     return 0;
 }
 
-static long iterations_for(const options *o, long size)
+/* Operations (windows for bw and bibw) per sample of `size` bytes. */
+static long count_for(const options *o, int windowed, long size)
 {
+    if (windowed)
+        return size > LARGE ? o->windows_large : o->windows;
     return size > LARGE ? o->iterations_large : o->iterations;
+}
+
+/* Untimed operations before the samples: --warmup scaled by the sample's
+ * count over --iterations, rounded up (as OSU skips 10 of 100 windows). */
+static long warmup_for(const options *o, long count)
+{
+    return (o->warmup * count + o->iterations - 1) / o->iterations;
 }
 
 /* A blocking send in the standard, synchronous or buffered mode. */
@@ -116,29 +138,32 @@ static void send_in_mode(int mode, char *b, int n, int dest, int tag, MPI_Comm c
 /* One ping-pong of `size` bytes in `mode`; i selects the buffer (diffbuf). */
 static void pingpong(context *c, int mode, long size, long i, int last)
 {
-    char *b = c->buf[mode == MODE_DIFFBUF ? i % NBUF : 0];
+    /* Receive into one buffer, send from another, as OSU does; diffbuf
+     * cycles through all of them for both. */
+    char *rb = c->buf[mode == MODE_DIFFBUF ? i % NBUF : 0];
+    char *sb = mode == MODE_DIFFBUF ? rb : c->buf[1];
     int n = (int)size;
     if (mode == MODE_READY) {
         /* Each side posts its receive before the message that makes the
          * other side send: the matching receive always exists in time. */
         if (c->rank == 0) {
-            MPI_Irecv(b, n, MPI_CHAR, 1, 1, c->comm, &c->reqs[0]);
-            MPI_Rsend(b, n, MPI_CHAR, 1, 0, c->comm);
+            MPI_Irecv(rb, n, MPI_CHAR, 1, 1, c->comm, &c->reqs[0]);
+            MPI_Rsend(sb, n, MPI_CHAR, 1, 0, c->comm);
             MPI_Wait(&c->reqs[0], &c->stats[0]);
         } else {
             MPI_Wait(&c->reqs[1], &c->stats[1]);
             if (!last)
-                MPI_Irecv(b, n, MPI_CHAR, 0, 0, c->comm, &c->reqs[1]);
-            MPI_Rsend(b, n, MPI_CHAR, 0, 1, c->comm);
+                MPI_Irecv(rb, n, MPI_CHAR, 0, 0, c->comm, &c->reqs[1]);
+            MPI_Rsend(sb, n, MPI_CHAR, 0, 1, c->comm);
         }
         return;
     }
     if (c->rank == 0) {
-        send_in_mode(mode, b, n, 1, 0, c->comm);
-        MPI_Recv(b, n, MPI_CHAR, 1, 1, c->comm, &c->stats[0]);
+        send_in_mode(mode, sb, n, 1, 0, c->comm);
+        MPI_Recv(rb, n, MPI_CHAR, 1, 1, c->comm, &c->stats[0]);
     } else {
-        MPI_Recv(b, n, MPI_CHAR, 0, 0, c->comm, &c->stats[0]);
-        send_in_mode(mode, b, n, 0, 1, c->comm);
+        MPI_Recv(rb, n, MPI_CHAR, 0, 0, c->comm, &c->stats[0]);
+        send_in_mode(mode, sb, n, 0, 1, c->comm);
     }
 }
 
@@ -154,8 +179,18 @@ static double pingpong_batch(context *c, int mode, long size, long count)
     return (MPI_Wtime() - t0) / (2.0 * (double)count);
 }
 
-/* Rank 0 streams `count` messages (unilatency) or windows (bw, bibw); one
- * zero-byte acknowledgement closes the batch. Returns seconds per message. */
+/* Rank 1 tells rank 0 that everything sent so far has arrived. */
+static void acknowledge(context *c)
+{
+    if (c->rank == 1)
+        MPI_Send(NULL, 0, MPI_CHAR, 0, 3, c->comm);
+    else
+        MPI_Recv(NULL, 0, MPI_CHAR, 1, 3, c->comm, &c->stats[0]);
+}
+
+/* Rank 0 streams `count` messages (unilatency: one zero-byte acknowledgement
+ * closes the batch) or `count` windows (bw, bibw: each window is acknowledged,
+ * so windows never overlap). Returns seconds per message. */
 static double stream_batch(context *c, int metric, long size, long count, long window)
 {
     int n = (int)size;
@@ -180,12 +215,11 @@ static double stream_batch(context *c, int metric, long size, long count, long w
                     MPI_Isend(c->buf[1], n, MPI_CHAR, c->peer, 2, c->comm, &c->reqs[k++]);
             }
             MPI_Waitall(k, c->reqs, c->stats);
+            acknowledge(c);
         }
     }
-    if (c->rank == 1)
-        MPI_Send(NULL, 0, MPI_CHAR, 0, 3, c->comm);
-    else
-        MPI_Recv(NULL, 0, MPI_CHAR, 1, 3, c->comm, &c->stats[0]);
+    if (metric == M_UNILATENCY)
+        acknowledge(c);
     double per = metric == M_UNILATENCY ? (double)count : (double)(count * window);
     return (MPI_Wtime() - t0) / per;
 }
@@ -273,9 +307,9 @@ static void measure(context *c, const options *o, batch_fn fn, int which, long s
                     const char *metric, const char *mode, int bandwidth, long bytes_per_op,
                     double *samples)
 {
-    long count = iterations_for(o, size);
-    if (o->warmup)
-        fn(c, which, size, o->warmup, o->window);
+    long count = count_for(o, bandwidth, size), warmup = warmup_for(o, count);
+    if (warmup)
+        fn(c, which, size, warmup, o->window);
     for (long r = 0; r < o->repetitions; r++)
         samples[r] = fn(c, which, size, count, o->window);
     report(c, metric, mode, size, samples, o->repetitions, bandwidth, bytes_per_op);
@@ -283,7 +317,7 @@ static void measure(context *c, const options *o, batch_fn fn, int which, long s
 
 static void measure_logp(context *c, const options *o, long size, double *samples)
 {
-    long count = iterations_for(o, size);
+    long count = count_for(o, 0, size);
     /* Wait long enough for the message to arrive before timing MPI_Recv. */
     double rtt = 2.0 * pingpong_batch(c, MODE_STANDARD, size, count < 10 ? count : 10);
     MPI_Bcast(&rtt, 1, MPI_DOUBLE, 0, c->comm);
@@ -318,8 +352,13 @@ static int setup(context *c, const options *o)
 {
     int ok = 1;
     for (int i = 0; i < NBUF; i++) {
-        c->buf[i] = calloc((size_t)o->max_size + 1, 1);
-        ok = ok && c->buf[i];
+        /* Page-aligned as OSU's buffers, and touched so that no page fault
+         * lands in a timed region. */
+        void *p = NULL;
+        ok = ok && posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), (size_t)o->max_size + 1) == 0;
+        c->buf[i] = p;
+        if (p)
+            memset(p, 'a' + i, (size_t)o->max_size + 1);
     }
     c->reqs = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Request));
     c->stats = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Status));
@@ -360,9 +399,9 @@ int main(int argc, char **argv)
         return start;
     if (rank == 0)
         printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
-               "iterations_large=%ld repetitions=%ld warmup=%ld window=%ld\n", world,
-               o.min_size, o.max_size, o.iterations, o.iterations_large, o.repetitions,
-               o.warmup, o.window);
+               "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
+               "window=%ld\n", world, o.min_size, o.max_size, o.iterations, o.iterations_large,
+               o.windows, o.windows_large, o.repetitions, o.warmup, o.window);
     sb_report_environment(MPI_COMM_WORLD);
 
     int rc = 0;
