@@ -26,8 +26,16 @@ QUICK = [
     "-S", "Pt2ptCheck.max_size=1048576",
     "-S", "Pt2ptCheck.iterations=100",
     "-S", "Pt2ptCheck.iterations_large=10",
+    "-S", "Pt2ptCheck.windows=20",
+    "-S", "Pt2ptCheck.windows_large=5",
     "-S", "Pt2ptCheck.repetitions=5",
     "-S", "Pt2ptCheck.warmup=10",
+    "-S", "JacobiCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "JacobiCheck.local_size=64",
+    "-S", "JacobiCheck.iterations=10",
+    "-S", "HybridCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "HybridCheck.max_size=1024",
+    "-S", "HybridCheck.target_time=0.05",
     "-S", "time_limit=2m",
 ]
 
@@ -40,7 +48,8 @@ general = [{
 modes = [
     # Smoke run on a small machine (make run, CI): the suite's own benchmarks
     # and IMB; OSU (one test per benchmark) runs in nightly and acceptance.
-    {"name": "quick", "options": ["--tag", "nightly", "--exclude-tag", "osu", *QUICK]},
+    {"name": "quick", "options": ["--tag", "nightly", "--exclude-tag", "osu",
+                                "--exclude-tag", "source", *QUICK]},
     # What a site runs every night: seed parameters, short message sizes.
     {"name": "nightly", "options": [
         "--tag", "nightly",

@@ -34,7 +34,8 @@ from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complet
 from sentinel.paths import references_dir
 
 
-def _partition_nodes(partition) -> int:
+def partition_nodes(partition) -> int:
+    """Nodes of a partition: 1 for the local scheduler, else ``extras['num_nodes']``."""
     if partition.scheduler.registered_name == "local":
         return 1
     try:
@@ -108,7 +109,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
             self.skip_if(sockets < 2, f"mapping socket needs 2 sockets; partition "
                                       f"{part.fullname} has {sockets}")
         elif self.mapping == "node":
-            nodes = _partition_nodes(part)
+            nodes = partition_nodes(part)
             self.skip_if(nodes < 2, f"mapping node needs 2 nodes; partition "
                                     f"{part.fullname} has {nodes}")
 
@@ -117,7 +118,8 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """Export the transport's variables; add placement and site launcher options."""
         t = self.transport_info
         launcher = self.job.launcher.registered_name
-        opts, env = launcher_settings(t.family, self.mapping, launcher)
+        opts, env = launcher_settings(t.family, self.mapping, launcher,
+                                      self.num_cpus_per_task or 1)
         self.env_vars.update(t.run_env())
         self.env_vars.update(env)
         if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):

@@ -16,6 +16,10 @@ from typing import Mapping
 
 import yaml
 
+from sentinel.hybrid import METRICS as HYBRID_METRICS
+from sentinel.hybrid import MODES as HYBRID_MODES
+from sentinel.jacobi import METRICS as JACOBI_METRICS
+from sentinel.jacobi import MODES, THREADS
 from sentinel.matching import METRICS as MATCHING_METRICS
 from sentinel.mpi.placement import MAPPINGS
 from sentinel.pt2pt import METRICS as PT2PT_METRICS
@@ -29,12 +33,18 @@ CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "ImbCheck": IMB_METRICS,
     "OsuCheck": OSU_METRICS,
     "Pt2ptCheck": PT2PT_METRICS,
+    "JacobiCheck": JACOBI_METRICS,
+    "HybridCheck": HYBRID_METRICS,
 }
 
 #: Checks whose reference index goes deeper than INDEX, and the values allowed there.
-CHECK_INDEX: Mapping[str, list[str]] = {"OsuCheck": [*INDEX, "benchmark"]}
+CHECK_INDEX: Mapping[str, list[str]] = {"OsuCheck": [*INDEX, "benchmark"],
+                                         "JacobiCheck": [*INDEX, "mode", "threads"],
+                                         "HybridCheck": [*INDEX, "mode", "threads"]}
 CHECK_LEVEL_VALUES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "OsuCheck": {"benchmark": tuple(name for name, _ in OSU_BENCHMARKS)},
+    "JacobiCheck": {"mode": MODES, "threads": tuple(str(t) for t in THREADS)},
+    "HybridCheck": {"mode": HYBRID_MODES, "threads": tuple(str(t) for t in THREADS)},
 }
 
 

@@ -75,7 +75,7 @@ def test_forced_transport_is_caught_by_verification(tmp_path):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi-forced",
                    "-r"], tmp_path,
-                  config=ROOT / "tests" / "config" / "negative.py")
+                  config=ROOT / "tests" / "config" / "negative.py", checks=("matching.py",))
     tc = run.case("MatchingCheck", environ="openmpi-forced", mapping="core")
     assert tc["result"] == "fail"
     assert ("transport openmpi/ucx-sm not verified: requested pml=ucx, the run selected "
@@ -86,7 +86,8 @@ def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):
     need_stack("mpich")
     run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ofi-tcp", "-p", "mpich-claims-ofi",
                    "-r"],
-                  tmp_path, config=ROOT / "tests" / "config" / "negative.py")
+                  tmp_path, config=ROOT / "tests" / "config" / "negative.py",
+                  checks=("matching.py",))
     tc = run.case("MatchingCheck", environ="mpich-claims-ofi", mapping="core")
     assert tc["result"] == "fail"
     assert "requested netmod=ofi, the run selected netmod=ucx" in tc["fail_reason"]

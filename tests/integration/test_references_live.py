@@ -42,7 +42,7 @@ def references(tmp_path, site_configuration):
 def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, references):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-(vader|tcp)", "-p", "openmpi", "-r"],
-                  tmp_path, env=references)
+                  tmp_path, env=references, checks=("matching.py",))
     vader = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     assert vader["result"] == "pass", vader.get("fail_reason")
     assert vader["reference_status"].endswith("local.yaml: local:cpu/openmpi/ob1-vader/core")
@@ -56,7 +56,8 @@ def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, reference
 def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi",
-                   "-S", "require_partition_reference=true", "-r"], tmp_path, env=references)
+                   "-S", "require_partition_reference=true", "-r"], tmp_path, env=references,
+                  checks=("matching.py",))
     tc = run.case("MatchingCheck", environ="openmpi", transport="ucx-sm", mapping="core")
     assert tc["result"] == "fail"
     assert ("a reference is required (acceptance): " in tc["fail_reason"]
@@ -82,7 +83,8 @@ def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     """Each size of a curve is its own variable with its own tolerance."""
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi", "-r"],
-                  tmp_path, env=reference_env(tmp_path, site_configuration, CURVE))
+                  tmp_path, env=reference_env(tmp_path, site_configuration, CURVE),
+                  checks=("pt2pt.py",))
     tc = run.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     assert perf["latency_8B"][-1] == "pass" and perf["latency_1024B"][-1] == "pass"

@@ -3,11 +3,13 @@ import pytest
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import (
     RankPlacement,
+    ThreadPlacement,
     Topology,
     launcher_settings,
     parse_cpu_list,
     placement_problems,
     tasks_per_node,
+    thread_problems,
 )
 
 # Two sockets of 2 cores with 2 hardware threads each: cpus 0-3 socket 0.
@@ -71,3 +73,42 @@ def test_unknown_launcher_or_mapping_is_an_error():
         launcher_settings("openmpi", "core", "aprun")
     with pytest.raises(SentinelError, match="unknown mapping 'numa'"):
         launcher_settings("openmpi", "numa", "mpirun")
+
+
+@pytest.mark.parametrize("family,mapping,opts,env", [
+    ("openmpi", "core", ["--map-by", "slot:PE=4", "--bind-to", "core"], {}),
+    ("openmpi", "socket", ["--map-by", "socket:PE=4", "--bind-to", "core"], {}),
+    ("mpich", "core", ["-map-by", "core", "-bind-to", "core:4"], {}),
+    ("mpich", "node", ["-ppn", "1", "-bind-to", "core:4"], {}),
+    ("intelmpi", "socket", [], {"I_MPI_PIN_DOMAIN": "omp", "I_MPI_PIN_ORDER": "scatter"}),
+])
+def test_threaded_ranks_get_several_cores(family, mapping, opts, env):
+    assert launcher_settings(family, mapping, "mpirun", 4) == (opts, env)
+
+
+def thread(r, t, cpu, cpus):
+    return ThreadPlacement(r, t, cpu, parse_cpu_list(cpus))
+
+
+def test_threads_one_per_core_pass():
+    ranks = [rank(0, "0"), rank(1, "4")]
+    threads = [thread(0, 0, 0, "0-1"), thread(0, 1, 2, "2-3"),
+               thread(1, 0, 4, "4-5"), thread(1, 1, 7, "6-7")]
+    assert thread_problems(ranks, threads, 2, TWO_SOCKETS) == []
+
+
+def test_thread_problems_are_named():
+    ranks = [rank(0, "0"), rank(1, "2")]
+    threads = [thread(0, 0, 0, "0-3"), thread(0, 1, 5, "2"),
+               thread(1, 0, 2, "2-3")]
+    assert thread_problems(ranks, threads, 2, TWO_SOCKETS) == [
+        "rank 1 reported 1 thread(s), expected 2",
+        "rank 0 thread 0 is not bound to one core (cpus [0, 1, 2, 3])",
+        "rank 0 thread 1 ran on CPU 5 outside its binding [2]",
+        "rank 1 thread 0 shares core 1 with rank 0 thread 1",
+    ]
+
+
+def test_thread_binding_without_topology_is_reported():
+    problems = thread_problems([rank(0, "0")], [thread(0, 0, 0, "0")], 1, None)
+    assert problems == ["processor topology unknown: cannot validate thread binding"]

@@ -144,6 +144,17 @@ static void format_cpuset(const cpu_set_t *set, char *out, size_t len)
     }
 }
 
+void sb_thread_affinity_line(int rank, int thread, char *out, size_t len)
+{
+    char cpus[SB_LINE - 300] = "unknown";
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) /* 0: the calling thread */
+        format_cpuset(&set, cpus, sizeof cpus);
+    snprintf(out, len, "SENTINEL_THREAD rank=%d thread=%d cpu=%d cpus=%s", rank, thread,
+             sched_getcpu(), cpus);
+}
+
 int sb_report_affinity(MPI_Comm comm)
 {
     int rank, size;

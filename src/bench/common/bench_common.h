@@ -40,6 +40,10 @@ double sb_min(const double *values, int n);
  * SENTINEL_AFFINITY line per rank, in rank order. */
 int sb_report_affinity(MPI_Comm comm);
 
+/* The placement of the calling thread, for threaded benchmarks:
+ * "SENTINEL_THREAD rank=R thread=T cpu=C cpus=<affinity list>". */
+void sb_thread_affinity_line(int rank, int thread, char *out, size_t len);
+
 /* Rank 0 prints the MPI library's version string (first line). */
 void sb_report_library(MPI_Comm comm);
 

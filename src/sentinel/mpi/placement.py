@@ -40,9 +40,13 @@ def tasks_per_node(mapping: str) -> int:
     return 1 if mapping == "node" else 2
 
 
-def launcher_settings(family: str, mapping: str,
-                      launcher: str) -> tuple[list[str], dict[str, str]]:
-    """Launcher options and environment variables that realise ``mapping``."""
+def launcher_settings(family: str, mapping: str, launcher: str,
+                      cores_per_rank: int = 1) -> tuple[list[str], dict[str, str]]:
+    """Launcher options and environment variables that realise ``mapping``.
+
+    With ``cores_per_rank`` > 1 (threaded ranks) each rank is bound to that
+    many neighbouring cores; under srun the check sets ``num_cpus_per_task``.
+    """
     if mapping not in MAPPINGS:
         raise SentinelError(f"unknown mapping {mapping!r} (known: {', '.join(MAPPINGS)})")
     if launcher == "srun":
@@ -56,7 +60,22 @@ def launcher_settings(family: str, mapping: str,
         opts, env = _OPTIONS[(family, mapping)]
     except KeyError:
         raise SentinelError(f"no placement options for MPI family {family!r}") from None
+    if cores_per_rank > 1:
+        return _threaded(family, mapping, cores_per_rank)
     return list(opts), dict(env)
+
+
+def _threaded(family: str, mapping: str, cores: int) -> tuple[list[str], dict[str, str]]:
+    """Options binding each rank to ``cores`` neighbouring cores."""
+    if family == "openmpi":  # Open MPI 4 refuses PE=n with --map-by core: map by slot
+        level = "slot" if mapping == "core" else mapping
+        return ["--map-by", f"{level}:PE={cores}", "--bind-to", "core"], {}
+    if family == "mpich":
+        where = ["-ppn", "1"] if mapping == "node" else ["-map-by", mapping]
+        return [*where, "-bind-to", f"core:{cores}"], {}
+    order = {"core": "compact", "socket": "scatter", "node": "compact"}[mapping]
+    opts = ["-ppn", "1"] if mapping == "node" else []
+    return opts, {"I_MPI_PIN_DOMAIN": "omp", "I_MPI_PIN_ORDER": order}
 
 
 @dataclass(frozen=True)
@@ -141,4 +160,52 @@ def placement_problems(mapping: str, ranks: Sequence[RankPlacement],
         out.append(f"mapping core: ranks on different sockets {sockets}")
     if mapping == "socket" and (None in sockets or sockets[0] == sockets[1]):
         out.append(f"mapping socket: ranks not on two different sockets {sockets}")
+    return out
+
+
+@dataclass(frozen=True)
+class ThreadPlacement:
+    """Where one OpenMP thread ran, from its SENTINEL_THREAD line."""
+
+    rank: int
+    thread: int
+    cpu: int
+    cpus: frozenset[int]
+
+
+def thread_problems(ranks: Sequence[RankPlacement], threads: Sequence[ThreadPlacement],
+                    per_rank: int, topo: Topology | None) -> list[str]:
+    """What is wrong with where the threads ran (OMP_PLACES=cores, OMP_PROC_BIND=close).
+
+    Every rank must report ``per_rank`` threads, each bound to one core and
+    running on it, no two threads of a node on the same core.
+    """
+    out = []
+    host = {r.rank: r.host for r in ranks}
+    by_rank: dict[int, list[ThreadPlacement]] = {}
+    for t in threads:
+        by_rank.setdefault(t.rank, []).append(t)
+    for rank in sorted(host):
+        got = len(by_rank.get(rank, []))
+        if got != per_rank:
+            out.append(f"rank {rank} reported {got} thread(s), expected {per_rank}")
+    used: dict[tuple[str, int], tuple[int, int]] = {}
+    for t in threads:
+        if t.cpu not in t.cpus:
+            out.append(f"rank {t.rank} thread {t.thread} ran on CPU {t.cpu} outside its "
+                       f"binding {sorted(t.cpus)}")
+        if topo is None:
+            continue
+        core = _one_of(t.cpus, topo.core_of)
+        if core is None:
+            out.append(f"rank {t.rank} thread {t.thread} is not bound to one core "
+                       f"(cpus {sorted(t.cpus)})")
+            continue
+        key = (host.get(t.rank, "?"), core)
+        if key in used:
+            out.append(f"rank {t.rank} thread {t.thread} shares core {core} with rank "
+                       f"{used[key][0]} thread {used[key][1]}")
+        used[key] = (t.rank, t.thread)
+    if topo is None:
+        out.append("processor topology unknown: cannot validate thread binding")
     return out

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
 
-_LINE = re.compile(r"^SENTINEL_([A-Z][A-Z0-9]*)((?:\s+[\w.]+=\S*)*)\s*$")
+_LINE = re.compile(r"^SENTINEL_([A-Z][A-Z0-9_]*)((?:\s+[\w.]+=\S*)*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,13 @@ def require_complete(out: BenchOutput, source: str) -> None:
             f"{source}: output of {out.bench} is truncated: no 'SENTINEL_DONE "
             f"bench={out.bench}' line (last result line: {last})"
         )
+
+
+def unsupported(out: BenchOutput) -> str | None:
+    """Why a threaded benchmark did not start: the library's thread level, or None."""
+    found = out.of("UNSUPPORTED")
+    if not found:
+        return None
+    rec = found[0]
+    return (f"mode {rec.text('mode')} needs {rec.text('required')}; the MPI library "
+            f"provides {rec.text('provided')}")

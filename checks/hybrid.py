@@ -1,0 +1,133 @@
+"""Mixed-mode (MPI + OpenMP) micro-benchmarks over every transport and mapping.
+
+Seed 004's EPCC set: barrier, halo exchange, ping-pong and ping-ping with
+each rank running ``threads`` OpenMP threads, in the ``serial`` (master
+only, outside parallel regions), ``funnelled`` (master inside the region)
+and ``multiple`` (every thread communicates) modes. Sizes double from
+``min_size`` to ``max_size`` 4-byte elements per thread; each size is timed
+for at least ``target_time`` seconds. Performance variables (seconds per
+iteration): ``barrier``, ``halo_<bytes>B``, ``pingpong_<bytes>B``,
+``pingping_<bytes>B`` (bytes of the whole message, all threads' parts).
+
+The multiple mode needs MPI_THREAD_MULTIPLE: where the library provides
+less, the test is skipped with the level it provides.
+"""
+
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (
+    fixture,
+    parameter,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
+from reframe.core.exceptions import SanityError
+
+from sentinel.build import BenchBuild
+from sentinel.errors import SentinelError
+from sentinel.hybrid import BENCHMARKS, MODES, values
+from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.parsers.sentinel_output import parse, require_complete, unsupported
+from sentinel.threads import verify_threads
+
+
+@rfm.simple_test
+class HybridCheck(TransportMappingTest, PartitionReferences):
+    """The mixed-mode micro-benchmarks in one mode, two ranks, one transport and mapping."""
+
+    #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
+    #:
+    #: :type: :class:`str`
+    mode = parameter(list(MODES), loggable=True)
+
+    #: OpenMP threads per rank, each on its own core.
+    #:
+    #: :type: :class:`int`
+    threads = parameter([1, 2, 4, 8], loggable=True)
+
+    #: Benchmarks to run.
+    #:
+    #: :type: :class:`List[str]`
+    benchmarks = variable(typ.List[str], value=list(BENCHMARKS))
+
+    #: Smallest and largest message, 4-byte elements per thread.
+    #:
+    #: :type: :class:`int`
+    min_size = variable(int, value=1)
+    max_size = variable(int, value=4194304)
+
+    #: Seconds each size is timed for at least (the iteration count doubles).
+    #:
+    #: :type: :class:`float`
+    target_time = variable(float, value=1.0)
+
+    #: Transports (``family/name``) to run; empty: every transport.
+    #:
+    #: :type: :class:`List[str]`
+    transports = variable(typ.List[str], value=[])
+
+    #: Allow 2 x ``threads`` beyond a node's cores.
+    #:
+    #: :type: :class:`bool`
+    oversubscribe = variable(bool, value=False)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
+    reference_index = ("$partition", "$environ", "transport_name", "mapping", "mode", "threads")
+    tags = {"hybrid", "nightly", "acceptance"}
+
+    @run_after("init")
+    def set_threads(self) -> None:
+        """Only the selected transports; each rank gets ``threads`` cores."""
+        self.skip_if(bool(self.transports) and self.transport not in self.transports,
+                     f"{self.transport} is not in HybridCheck.transports")
+        self.num_cpus_per_task = self.threads
+
+    @run_after("setup")
+    def fit_node(self) -> None:
+        """Skip thread counts a node of this partition cannot hold."""
+        part = self.current_partition
+        cores = part.processor.num_cpus or 1
+        per_node = 1 if self.mapping == "node" and partition_nodes(part) > 1 else 2
+        self.skip_if(not self.oversubscribe and per_node * self.threads > cores,
+                     f"{per_node} rank(s) x {self.threads} threads per node; partition "
+                     f"{part.fullname} has {cores} cores per node")
+
+    @run_before("run")
+    def set_command(self) -> None:
+        """The built benchmark; OpenMP threads bound one per core."""
+        unknown = sorted(set(self.benchmarks) - set(BENCHMARKS))
+        if unknown:
+            raise SentinelError(f"HybridCheck.benchmarks: unknown {unknown} "
+                                f"(known: {', '.join(BENCHMARKS)})")
+        self.executable = self.build.executable_path
+        self.executable_opts = ["--mode", self.mode, "--benchmarks", ",".join(self.benchmarks),
+                                "--min-size", str(self.min_size), "--max-size",
+                                str(self.max_size), "--target-time", str(self.target_time)]
+        omp = {"OMP_NUM_THREADS": str(self.threads), "OMP_PLACES": "cores",
+               "OMP_PROC_BIND": "close"}
+        self.env_vars.update(omp)
+        if self.transport_info.family == "openmpi" and \
+                self.job.launcher.registered_name in ("mpirun", "mpiexec"):
+            self.job.launcher.options += [x for var in sorted(omp) for x in ("-x", var)]
+
+    @sanity_function
+    def validate(self):
+        """Complete, verified output; skipped when the thread level is missing."""
+        try:
+            stdout, text = self.stdout_text()
+            out = parse(text, "hybrid")
+            why = unsupported(out)
+            if why:
+                self.skip(why)
+            require_complete(out, stdout)
+            self.verify_world(out)
+            self.verify_transport()
+            self.verify_placement(out)
+            verify_threads(self, out)
+            self.values = values(out, stdout, self.benchmarks)
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        return True

@@ -1,0 +1,227 @@
+"""Hybrid MPI+OpenMP 3-D Jacobi against seed 003's performance model.
+
+One test per (mode, threads per rank, transport, mapping) runs the scaling
+series N = 1, 2, 4, ... ranks in one job (one launch per N; up to
+``max_ranks``, by default as many as the partition holds at ``threads``
+cores per rank). Performance variables per N: ``t_jacobi_N<n>``,
+``t_halo_N<n>``, ``t_delta_N<n>``, ``t_other_N<n>``, ``t_sweep_N<n>``
+(seconds per iteration) and ``mlups_N<n>``; in weak scaling
+``model_mlups_N<n>`` = P(L,N) and ``model_ratio_N<n>`` = measured / model,
+where T_s is the sweep time of the series' N = 1 launch and B, T_L are
+``fit_bw`` and ``fit_lambda`` of ``Pt2ptCheck`` on the same partition,
+environment, transport and mapping (a ReFrame dependency: measured, never
+constants). In strong scaling: ``efficiency_N<n>`` = T(1) / (N T(N)), and
+every N must compute the same result.
+"""
+
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+import reframe.utility.udeps as udeps
+from reframe.core import runtime
+from reframe.core.builtins import (
+    fixture,
+    parameter,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
+from reframe.core.exceptions import SanityError
+
+from sentinel.build import BenchBuild
+from sentinel.errors import SentinelError
+from sentinel.jacobi import (
+    MODES,
+    THREADS,
+    analyse,
+    efficiency,
+    model_values,
+    rank_series,
+    split_runs,
+    values,
+)
+from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.mpi.placement import placement_problems
+from sentinel.parsers.sentinel_output import parse, unsupported
+from sentinel.testlib import pt2pt_check_name
+from sentinel.threads import partition_topology, ranks_of, verify_threads
+
+
+def _largest_partition_cores() -> int:
+    """Cores of the largest ``+mpi`` partition of the selected system (all its nodes)."""
+    sizes = [(p.processor.num_cpus or 0) * partition_nodes(p)
+             for p in runtime.runtime().system.partitions if "mpi" in p.features]
+    return max(sizes, default=0)
+
+
+@rfm.simple_test
+class JacobiCheck(TransportMappingTest, PartitionReferences):
+    """The Jacobi scaling series in one mode over one transport and mapping."""
+
+    #: Hybrid mode of the benchmark.
+    #:
+    #: :type: :class:`str`
+    mode = parameter(list(MODES), loggable=True)
+
+    #: OpenMP threads per rank (1 in pure mode), each on its own core.
+    #:
+    #: :type: :class:`int`
+    threads = parameter(list(THREADS), loggable=True)
+
+    #: Largest N of the series (powers of two from 1); 0: as many ranks as
+    #: the partition holds with ``threads`` cores each.
+    #:
+    #: :type: :class:`int`
+    max_ranks = variable(int, value=0)
+
+    #: ``weak`` (``local_size``^3 points per rank; the model applies) or
+    #: ``strong`` (``global_size``^3 points in all).
+    #:
+    #: :type: :class:`str`
+    scaling = variable(str, value="weak", loggable=True)
+
+    #: L: local cube edge in weak scaling.
+    #:
+    #: :type: :class:`int`
+    local_size = variable(int, value=160)
+
+    #: Global cube edge in strong scaling (divisible by every process grid).
+    #:
+    #: :type: :class:`int`
+    global_size = variable(int, value=256)
+
+    #: Sweeps per repetition.
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=20)
+
+    #: Repetitions per launch (the mean is reported, as seed 002 did).
+    #:
+    #: :type: :class:`int`
+    repetitions = variable(int, value=3)
+
+    #: Transports (``family/name``) to run; empty: every transport.
+    #:
+    #: :type: :class:`List[str]`
+    transports = variable(typ.List[str], value=[])
+
+    #: Allow ``max_ranks`` x ``threads`` beyond the partition's cores.
+    #:
+    #: :type: :class:`bool`
+    oversubscribe = variable(bool, value=False)
+
+    #: The series' N values and each launch's result checksum ("N:checksum,...").
+    #:
+    #: :type: :class:`str`
+    checksums = variable(str, value="", loggable=True)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "jacobi"})
+    reference_index = ("$partition", "$environ", "transport_name", "mapping", "mode", "threads")
+    tags = {"jacobi", "hybrid", "nightly", "acceptance"}
+
+    @run_after("init")
+    def select(self) -> None:
+        """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
+        if self.scaling not in ("weak", "strong"):
+            raise SentinelError(f"JacobiCheck.scaling must be weak or strong, not "
+                                f"{self.scaling!r}")
+        self.skip_if(bool(self.transports) and self.transport not in self.transports,
+                     f"{self.transport} is not in JacobiCheck.transports")
+        self.skip_if(self.mode == "pure" and self.threads > 1, "pure MPI runs one thread per rank")
+        cores = _largest_partition_cores()
+        self.skip_if(not self.oversubscribe and self.threads > cores,
+                     f"{self.threads} threads per rank; the largest partition has {cores} cores")
+        if self.scaling == "weak":
+            self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_env)
+
+    @run_after("setup")
+    def plan_series(self) -> None:
+        """N = 1, 2, 4, ... up to what the partition holds (or ``max_ranks``)."""
+        part = self.current_partition
+        nodes = partition_nodes(part)
+        per_node = max((part.processor.num_cpus or 1) // self.threads, 1)
+        fits = nodes if self.mapping == "node" else per_node * nodes
+        limit = self.max_ranks or fits
+        self.skip_if(not self.oversubscribe and limit > fits,
+                     f"max_ranks {limit} x {self.threads} threads does not fit partition "
+                     f"{part.fullname} ({fits} ranks at mapping {self.mapping})")
+        self.series = rank_series(limit)
+        self.skip_if(self.mapping != "core" and len(self.series) < 2,
+                     f"mapping {self.mapping} needs at least 2 ranks; partition "
+                     f"{part.fullname} holds {limit}")
+        self.num_tasks = self.series[-1]
+        self.num_cpus_per_task = self.threads
+        self.num_tasks_per_node = 1 if self.mapping == "node" else min(self.num_tasks, per_node)
+
+    @run_before("run", always_last=True)
+    def launch_series(self) -> None:
+        """One launch per N, the largest as the job's main command."""
+        self.executable = self.build.executable_path
+        size = ["--local", str(self.local_size)] if self.scaling == "weak" else \
+            ["--global", str(self.global_size)]
+        self.executable_opts = ["--mode", self.mode, *size, "--iterations",
+                                str(self.iterations), "--repetitions", str(self.repetitions)]
+        omp = {"OMP_NUM_THREADS": str(self.threads), "OMP_PLACES": "cores",
+               "OMP_PROC_BIND": "close"}
+        self.env_vars.update(omp)
+        launcher = self.job.launcher.registered_name
+        if self.transport_info.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
+            self.job.launcher.options += [x for var in sorted(omp) for x in ("-x", var)]
+        self.job.num_cpus_per_task = self.threads
+        for n in self.series[:-1]:
+            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
+                                    f"{' '.join(self.executable_opts)}")
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+
+    def _launch(self, n: int) -> str:
+        """The launcher command for an n-rank step of this job."""
+        self.job.num_tasks = n
+        self.job.num_tasks_per_node = 1 if self.mapping == "node" else \
+            min(n, self.num_tasks_per_node)
+        cmd = self.job.launcher.run_command(self.job)
+        if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
+            cmd += f" --ntasks={n} --cpus-per-task={self.threads}"
+        return cmd
+
+    @sanity_function
+    def validate(self):
+        """Every launch complete and placed; the transport verified; values per N."""
+        try:
+            stdout, text = self.stdout_text()
+            out = parse(text, "jacobi")
+            why = unsupported(out)
+            if why:
+                self.skip(why)
+            runs = split_runs(out, stdout, self.series)
+            if self.num_tasks > 1:
+                self.verify_transport()
+            results = {n: analyse(run, stdout) for n, run in runs.items()}
+            for n, run in runs.items():
+                self._verify_placement(n, run)
+            self.checksums = ",".join(f"{n}:{r.checksum!r}" for n, r in results.items())
+            self.values = {}
+            for result in results.values():
+                self.values.update(values(result))
+                self.values.update(self._model(result, results[1]))
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        return True
+
+    def _verify_placement(self, n: int, run) -> None:
+        verify_threads(self, run, f"{n}-rank launch: ")
+        if n > 1:  # the master thread's binding stands for its rank (OMP_PROC_BIND binds it)
+            issues = placement_problems(self.mapping, ranks_of(run),
+                                        partition_topology(self.current_partition))
+            if issues:
+                raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
+                                    "honoured: " + "; ".join(issues))
+
+    def _model(self, result, single) -> dict:
+        """The model (weak) or the efficiency (strong) of one launch."""
+        if self.scaling == "strong":
+            return efficiency(result, single)
+        pt2pt = self.getdep(pt2pt_check_name(self.transport, self.mapping))
+        bandwidth, latency = pt2pt.values["fit_bw"][0], pt2pt.values["fit_lambda"][0]
+        return model_values(result, single.sweep_s, bandwidth, latency)

@@ -1,0 +1,341 @@
+/* Mixed-mode MPI + OpenMP micro-benchmarks (seed 004's EPCC suite, in C).
+ *
+ * Benchmarks (--benchmarks): barrier (all ranks), halo (ring of all ranks,
+ * both neighbours), pingpong and pingping (ranks 0 and 1). Modes (--mode):
+ *   serial     MPI called by the master outside parallel regions (FUNNELED)
+ *   funnelled  MPI called by the master inside the parallel region (FUNNELED)
+ *   multiple   every thread communicates its own part (MULTIPLE)
+ * Each thread owns --min-size .. --max-size 4-byte elements of every message
+ * (sizes doubling); all threads write their part before and read it after
+ * each exchange, so intra-node data movement is part of the time. For each
+ * size the iteration count doubles from 1 until one timed run lasts at least
+ * --target-time seconds. Output: one SENTINEL_HYBRID line per (benchmark,
+ * size) with seconds per iteration. */
+#define _GNU_SOURCE
+#include "../common/bench_common.h"
+#include "../common/bench_omp.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROGRAM "hybrid"
+
+enum { B_BARRIER, B_HALO, B_PINGPONG, B_PINGPING, NBENCH };
+static const char *const bench_names[NBENCH] = {"barrier", "halo", "pingpong", "pingping"};
+enum { MODE_SERIAL, MODE_FUNNELLED, MODE_MULTIPLE, NMODE };
+static const char *const mode_names[NMODE] = {"serial", "funnelled", "multiple"};
+
+typedef struct {
+    unsigned benches;
+    int mode;
+    long min_size, max_size;
+    double target;
+} options;
+
+typedef struct {
+    int rank, size, threads, left, right, peer;
+    int *send, *recv, *send2, *recv2; /* threads x max_size elements each */
+    MPI_Comm *thread_comm;            /* one per thread (multiple-mode barrier) */
+} context;
+
+static const char usage[] =
+    "usage: hybrid --mode serial|funnelled|multiple [--benchmarks barrier,halo,pingpong,"
+    "pingping]\n"
+    "              [--min-size E] [--max-size E] [--target-time S]\n"
+    "  sizes: 4-byte elements per thread, doubling from --min-size (1) to --max-size\n"
+    "  (4194304); --target-time (1.0) seconds per timed size; threads: OMP_NUM_THREADS\n";
+
+static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
+{
+    *o = (options){(1u << NBENCH) - 1, -1, 1, 4194304, 1.0};
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc) {
+            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", opt, usage);
+            return -1;
+        }
+        const char *val = argv[++i];
+        int rc = 0;
+        if (strcmp(opt, "--benchmarks") == 0) {
+            rc = sb_parse_name_list(opt, val, bench_names, NBENCH, &o->benches, err, errlen);
+        } else if (strcmp(opt, "--mode") == 0) {
+            unsigned mask = 0;
+            rc = sb_parse_name_list(opt, val, mode_names, NMODE, &mask, err, errlen);
+            if (rc == 0 && (mask & (mask - 1))) {
+                snprintf(err, errlen, "--mode takes one mode, got '%s'", val);
+                rc = -1;
+            }
+            for (int m = 0; rc == 0 && m < NMODE; m++)
+                if (mask & (1u << m))
+                    o->mode = m;
+        } else if (strcmp(opt, "--min-size") == 0) {
+            rc = sb_parse_long(opt, val, 1, 1L << 26, &o->min_size, err, errlen);
+        } else if (strcmp(opt, "--max-size") == 0) {
+            rc = sb_parse_long(opt, val, 1, 1L << 26, &o->max_size, err, errlen);
+        } else if (strcmp(opt, "--target-time") == 0) {
+            char *end = NULL;
+            o->target = strtod(val, &end);
+            if (end == val || *end != '\0' || !(o->target > 0.0 && o->target <= 3600.0)) {
+                snprintf(err, errlen, "--target-time: '%s' is not a number of seconds in "
+                         "(0, 3600]", val);
+                rc = -1;
+            }
+        } else {
+            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
+            return -1;
+        }
+        if (rc != 0)
+            return -1;
+    }
+    if (o->mode < 0) {
+        snprintf(err, errlen, "--mode is required\n%s", usage);
+        return -1;
+    }
+    if (o->min_size > o->max_size) {
+        snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", o->min_size,
+                 o->max_size);
+        return -1;
+    }
+    return 0;
+}
+
+/* Thread t writes its part of the send buffer(s) (value depends on rank and
+ * iteration, so a stale buffer is detected). */
+static void write_part(const context *c, int *buf, int t, long n, long it)
+{
+    for (long i = 0; i < n; i++)
+        buf[(size_t)t * (size_t)n + (size_t)i] = (int)(c->rank * 1000003L + it + i);
+}
+
+/* Thread t reads its part; returns the number of elements not from `from`. */
+static long read_part(const int *buf, int t, long n, long it, int from)
+{
+    long bad = 0;
+    for (long i = 0; i < n; i++)
+        bad += buf[(size_t)t * (size_t)n + (size_t)i] != (int)(from * 1000003L + it + i);
+    return bad;
+}
+
+/* One exchange of thread t's part (multiple) or of all parts (t < 0). */
+static void exchange(const context *c, int bench, int t, long n, long it)
+{
+    int count = (int)(t < 0 ? n * c->threads : n), tag = t < 0 ? 0 : t + 1;
+    size_t off = t < 0 ? 0 : (size_t)t * (size_t)n;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    MPI_Request req[4];
+    MPI_Status st[4];
+    if (bench == B_HALO) {
+        MPI_Irecv(c->recv + off, count, MPI_INT, c->left, tag, comm, &req[0]);
+        MPI_Irecv(c->recv2 + off, count, MPI_INT, c->right, tag, comm, &req[1]);
+        MPI_Isend(c->send + off, count, MPI_INT, c->right, tag, comm, &req[2]);
+        MPI_Isend(c->send2 + off, count, MPI_INT, c->left, tag, comm, &req[3]);
+        MPI_Waitall(4, req, st);
+    } else if (bench == B_PINGPING) {
+        MPI_Isend(c->send + off, count, MPI_INT, c->peer, tag, comm, &req[0]);
+        MPI_Recv(c->recv + off, count, MPI_INT, c->peer, tag, comm, &st[1]);
+        MPI_Wait(&req[0], &st[0]);
+    } else if (c->rank == 0) { /* pingpong */
+        MPI_Send(c->send + off, count, MPI_INT, 1, tag, comm);
+        MPI_Recv(c->recv + off, count, MPI_INT, 1, tag, comm, &st[0]);
+    } else {
+        MPI_Recv(c->recv + off, count, MPI_INT, 0, tag, comm, &st[0]);
+        /* the reply is what arrived, written back by this rank's threads */
+        MPI_Send(c->send + off, count, MPI_INT, 0, tag, comm);
+    }
+    (void)it;
+}
+
+static int active(const context *c, int bench)
+{
+    return bench == B_BARRIER || bench == B_HALO || c->rank < 2;
+}
+
+/* `reps` iterations of one benchmark at n elements per thread; returns the
+ * number of wrong elements seen on this rank. */
+static long run(const context *c, int bench, int mode, long n, long reps)
+{
+    long bad = 0;
+    if (!active(c, bench))
+        return 0;
+    int from = bench == B_HALO ? c->left : c->peer;
+    for (long it = 0; it < reps; it++) {
+        if (bench == B_BARRIER) {
+            if (mode == MODE_SERIAL) {
+#pragma omp parallel num_threads(c->threads)
+                {
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+            } else {
+#pragma omp parallel num_threads(c->threads)
+                {
+                    int t = omp_get_thread_num();
+                    if (mode == MODE_MULTIPLE) {
+                        MPI_Barrier(c->thread_comm[t]);
+                    } else {
+#pragma omp barrier
+#pragma omp master
+                        MPI_Barrier(MPI_COMM_WORLD);
+#pragma omp barrier
+                    }
+                }
+            }
+            continue;
+        }
+        if (mode == MODE_SERIAL) {
+#pragma omp parallel num_threads(c->threads)
+            {
+                int t = omp_get_thread_num();
+                write_part(c, c->send, t, n, it);
+                write_part(c, c->send2, t, n, it);
+            }
+            exchange(c, bench, -1, n, it);
+#pragma omp parallel num_threads(c->threads) reduction(+ : bad)
+            bad += read_part(c->recv, omp_get_thread_num(), n, it, from);
+        } else {
+#pragma omp parallel num_threads(c->threads) reduction(+ : bad)
+            {
+                int t = omp_get_thread_num();
+                write_part(c, c->send, t, n, it);
+                write_part(c, c->send2, t, n, it);
+                if (mode == MODE_MULTIPLE) {
+                    exchange(c, bench, t, n, it);
+                } else {
+#pragma omp barrier
+#pragma omp master
+                    exchange(c, bench, -1, n, it);
+#pragma omp barrier
+                }
+                bad += read_part(c->recv, t, n, it, from);
+            }
+        }
+    }
+    return bad;
+}
+
+/* Double the iteration count until one run lasts --target-time; print it. */
+static int measure(const context *c, const options *o, int bench, long n)
+{
+    long reps = 1, bad = 0;
+    double elapsed = 0.0;
+    for (;;) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        bad += run(c, bench, o->mode, n, reps);
+        elapsed = MPI_Wtime() - t0;
+        /* rank 0 decides, so that every rank runs the same iterations */
+        int more = elapsed < o->target && reps < (1L << 30);
+        MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!more)
+            break;
+        reps *= 2;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (c->rank == 0) {
+        long elems = bench == B_BARRIER ? 0 : n;
+        printf("SENTINEL_HYBRID bench=%s mode=%s ranks=%d threads=%d elements=%ld bytes=%ld "
+               "iterations=%ld time_s=%.6e wrong=%ld\n", bench_names[bench],
+               mode_names[o->mode], c->size, c->threads, elems,
+               elems * (long)sizeof(int) * c->threads, reps, elapsed / (double)reps, bad);
+        fflush(stdout);
+    }
+    return bad != 0;
+}
+
+static int allocate(context *c, long max_size)
+{
+    size_t n = (size_t)max_size * (size_t)c->threads;
+    c->send = calloc(n, sizeof(int));
+    c->recv = calloc(n, sizeof(int));
+    c->send2 = calloc(n, sizeof(int));
+    c->recv2 = calloc(n, sizeof(int));
+    c->thread_comm = calloc((size_t)c->threads, sizeof(MPI_Comm));
+    int ok = c->send && c->recv && c->send2 && c->recv2 && c->thread_comm;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return ok ? 0 : -1;
+}
+
+static void release(context *c)
+{
+    if (c->thread_comm)
+        for (int t = 0; t < c->threads; t++)
+            if (c->thread_comm[t] != MPI_COMM_NULL && c->thread_comm[t] != 0)
+                MPI_Comm_free(&c->thread_comm[t]);
+    free(c->send);
+    free(c->recv);
+    free(c->send2);
+    free(c->recv2);
+    free(c->thread_comm);
+}
+
+static const char *level_name(int level)
+{
+    return level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                            : "MPI_THREAD_SINGLE";
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    char err[2048] = "";
+    int parsed = parse_options(argc, argv, &o, err, sizeof err);
+    int required = parsed == 0 && o.mode == MODE_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                          : MPI_THREAD_FUNNELED;
+    int provided;
+    MPI_Init_thread(&argc, &argv, required, &provided);
+    int rc = sb_check_start(PROGRAM, parsed, err);
+    if (rc != 0)
+        return rc;
+    context c = {.threads = omp_get_max_threads()};
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+    if (provided < required) {
+        snprintf(err, sizeof err, "mode %s needs %s, the MPI library provides %s",
+                 mode_names[o.mode], level_name(required), level_name(provided));
+        sb_error(MPI_COMM_WORLD, PROGRAM, err);
+        if (c.rank == 0)
+            printf("SENTINEL_UNSUPPORTED bench=hybrid mode=%s required=%s provided=%s\n",
+                   mode_names[o.mode], level_name(required), level_name(provided));
+        MPI_Finalize();
+        return 4;
+    }
+    c.left = (c.rank + c.size - 1) % c.size;
+    c.right = (c.rank + 1) % c.size;
+    c.peer = c.rank < 2 ? 1 - c.rank : MPI_PROC_NULL;
+    if (c.rank == 0)
+        printf("SENTINEL_CONFIG bench=hybrid ranks=%d threads=%d mode=%s required=%s "
+               "provided=%s min_size=%ld max_size=%ld target_s=%.3f\n", c.size, c.threads,
+               mode_names[o.mode], level_name(required), level_name(provided), o.min_size,
+               o.max_size, o.target);
+    if (sb_report_environment(MPI_COMM_WORLD) != 0 || sb_report_threads(MPI_COMM_WORLD, c.threads)
+        || allocate(&c, o.max_size) != 0) {
+        sb_error(MPI_COMM_WORLD, PROGRAM, "cannot allocate the message buffers");
+        release(&c);
+        MPI_Finalize();
+        return 3;
+    }
+    for (int t = 0; t < c.threads; t++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &c.thread_comm[t]);
+    int wrong = 0;
+    for (int b = 0; b < NBENCH; b++) {
+        if (!(o.benches & (1u << b)))
+            continue;
+        if (b == B_BARRIER) {
+            wrong |= measure(&c, &o, b, 0);
+            continue;
+        }
+        for (long n = o.min_size; n <= o.max_size; n *= 2)
+            wrong |= measure(&c, &o, b, n);
+    }
+    if (wrong)
+        sb_error(MPI_COMM_WORLD, PROGRAM, "received data differ from what was sent "
+                                          "(see wrong= in the result lines)");
+    else if (c.rank == 0)
+        printf("SENTINEL_DONE bench=hybrid\n");
+    release(&c);
+    MPI_Finalize();
+    return wrong ? 5 : 0;
+}

@@ -1,0 +1,165 @@
+"""The Jacobi benchmark's results and seed 003's weak-scaling performance model.
+
+``P(L,N) = L^3 N / (T_s(L) + T_c(L,N))`` lattice updates per second, with
+``T_c = c/B + k T_L`` and ``c = L^2 k 2 8`` bytes: the halo volume through
+one node's link. ``T_s`` is the time of one sweep with N = 1, ``B`` (MB/s)
+and ``T_L`` (us) come from the suite's ping-pong on the same partition,
+environment, transport and mapping, and ``k`` is the number of grid
+dimensions with more than one process.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from sentinel.errors import SentinelError
+from sentinel.parsers.sentinel_output import BenchOutput, Record, require_complete
+
+Values = dict[str, tuple[float, str]]
+
+#: The benchmark's modes, and the scaling series' ranks and threads per rank.
+MODES = ("pure", "master", "funnelled", "multiple")
+THREADS = (1, 2, 4, 8)
+
+#: Phases of one iteration, as the benchmark names them.
+PHASES = ("jacobi", "halo", "delta", "other")
+
+#: Reference-validation patterns for JacobiCheck: (metric-name regex, unit).
+METRICS: tuple[tuple[str, str], ...] = (
+    (r"t_(jacobi|halo|delta|other|sweep)_N\d+", "s"),
+    (r"(mlups|model_mlups)_N\d+", "MLUP/s"),
+    (r"(model_ratio|efficiency)_N\d+", "1"),
+)
+
+
+@dataclass(frozen=True)
+class JacobiRun:
+    """What one run of the benchmark was and measured (means over repetitions)."""
+
+    ranks: int
+    threads: int
+    mode: str
+    local: tuple[int, int, int]
+    k: int
+    scaling: str
+    phases: dict[str, float]   # seconds per iteration, mean over ranks and repetitions
+    sweep_s: float             # seconds per iteration of the slowest rank
+    mlups: float
+    checksum: float
+
+
+def halo_bytes(edge: int, k: int) -> float:
+    """c(L,N): bytes of halo through one node's link per iteration."""
+    return float(edge) ** 2 * k * 2 * 8
+
+
+def comm_time(edge: int, k: int, bandwidth_mbs: float, latency_us: float) -> float:
+    """T_c(L,N) in seconds."""
+    if bandwidth_mbs <= 0:
+        raise SentinelError(f"model: bandwidth B = {bandwidth_mbs} MB/s is not positive")
+    return halo_bytes(edge, k) / (bandwidth_mbs * 1e6) + k * latency_us * 1e-6
+
+
+def model_mlups(edge: int, ranks: int, k: int, sweep_s: float, bandwidth_mbs: float,
+                latency_us: float) -> float:
+    """P(L,N) in MLUP/s."""
+    if sweep_s <= 0:
+        raise SentinelError(f"model: single-process sweep time T_s = {sweep_s} s is not positive")
+    t_c = comm_time(edge, k, bandwidth_mbs, latency_us)
+    return float(edge) ** 3 * ranks / (sweep_s + t_c) / 1e6
+
+
+def _one(out: BenchOutput, kind: str, stdout: str) -> Record:
+    found = out.of(kind)
+    if len(found) != 1:
+        raise SentinelError(f"{stdout}: expected one SENTINEL_{kind} line, found {len(found)}")
+    return found[0]
+
+
+def rank_series(limit: int) -> list[int]:
+    """Ranks of a scaling series: the powers of two up to ``limit`` (at least 1)."""
+    out = [1]
+    while out[-1] * 2 <= limit:
+        out.append(out[-1] * 2)
+    return out
+
+
+def split_runs(out: BenchOutput, stdout: str, expected: list[int]) -> dict[int, BenchOutput]:
+    """One complete output per launch of a series (ranks -> records), in launch order.
+
+    A launch that is missing or cut short is an error naming its rank count.
+    """
+    runs: list[BenchOutput] = []
+    for rec in out.records:
+        if rec.kind == "CONFIG":
+            runs.append(BenchOutput(out.bench))
+        if runs:
+            runs[-1].records.append(rec)
+            runs[-1].done = runs[-1].done or (rec.kind == "DONE"
+                                              and rec.fields.get("bench") == out.bench)
+    by_ranks = {r.of("CONFIG")[0].integer("ranks"): r for r in runs}
+    for n in expected:
+        if n not in by_ranks:
+            raise SentinelError(f"{stdout}: no output from the {n}-rank launch "
+                                f"(found launches of {sorted(by_ranks) or 'none'})")
+        require_complete(by_ranks[n], f"{stdout} ({n}-rank launch)")
+    return {n: by_ranks[n] for n in expected}
+
+
+def analyse(out: BenchOutput, stdout: str) -> JacobiRun:
+    """Means over the repetitions of one complete jacobi output."""
+    cfg = _one(out, "CONFIG", stdout)
+    reps = out.of("JACOBI")
+    if len(reps) != cfg.integer("repetitions"):
+        raise SentinelError(f"{stdout}: {len(reps)} SENTINEL_JACOBI lines for "
+                            f"{cfg.integer('repetitions')} repetitions")
+    iterations = cfg.integer("iterations")
+    local = tuple(int(x) for x in cfg.text("local").split(","))
+    if len(local) != 3:
+        raise SentinelError(f"{stdout}: line {cfg.line}: local={cfg.text('local')} "
+                            "is not three sizes")
+    phases = {p: statistics.fmean(r.number(f"{p}_s") for r in reps) / iterations
+              for p in PHASES}
+    sweep = statistics.fmean(r.number("sweep_s") for r in reps)
+    points = local[0] * local[1] * local[2] * cfg.integer("ranks")
+    return JacobiRun(
+        ranks=cfg.integer("ranks"), threads=cfg.integer("threads"), mode=cfg.text("mode"),
+        local=local, k=cfg.integer("k"), scaling=cfg.text("scaling"), phases=phases,
+        # the rate of the mean sweep time, so that mlups and t_sweep agree
+        sweep_s=sweep, mlups=points / sweep / 1e6,
+        checksum=_one(out, "JACOBI_RESULT", stdout).number("checksum"),
+    )
+
+
+def values(run: JacobiRun) -> Values:
+    """Performance variables of one run, suffixed ``_N<ranks>``.
+
+    Seconds per iteration of each phase and of the sweep, and MLUP/s.
+    """
+    n = f"_N{run.ranks}"
+    out: Values = {f"t_{p}{n}": (t, "s") for p, t in run.phases.items()}
+    out[f"t_sweep{n}"] = (run.sweep_s, "s")
+    out[f"mlups{n}"] = (run.mlups, "MLUP/s")
+    return out
+
+
+def model_values(run: JacobiRun, single_sweep_s: float, bandwidth_mbs: float,
+                 latency_us: float) -> Values:
+    """The model's P(L,N) and measured/model for a weak-scaling run."""
+    if run.scaling != "weak" or len(set(run.local)) != 1:
+        raise SentinelError(f"the model needs weak scaling on a cube (got {run.scaling}, "
+                            f"local {run.local})")
+    model = model_mlups(run.local[0], run.ranks, run.k, single_sweep_s, bandwidth_mbs,
+                        latency_us)
+    n = f"_N{run.ranks}"
+    return {f"model_mlups{n}": (model, "MLUP/s"), f"model_ratio{n}": (run.mlups / model, "1")}
+
+
+def efficiency(run: JacobiRun, single: JacobiRun) -> Values:
+    """Strong-scaling parallel efficiency T(1) / (N T(N)); the results must agree."""
+    if not math.isclose(run.checksum, single.checksum, rel_tol=1e-10):
+        raise SentinelError(f"the {run.ranks}-rank result {run.checksum!r} differs from the "
+                            f"1-rank result {single.checksum!r} for the same problem")
+    return {f"efficiency_N{run.ranks}": (single.sweep_s / (run.ranks * run.sweep_s), "1")}

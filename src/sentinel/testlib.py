@@ -1,0 +1,137 @@
+"""Test bases that more than one check file needs, as hpctestlib keeps them.
+
+:class:`Pt2ptBase` is the point-to-point characterisation; ``checks/pt2pt.py``
+registers it as ``Pt2ptCheck`` and other checks (the Jacobi model) depend on
+its variants by name through :func:`pt2pt_check_name`.
+"""
+
+import functools
+
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from sentinel.build import BenchBuild
+from sentinel.errors import SentinelError
+from sentinel.mixins import PartitionReferences, TransportMappingTest
+from sentinel.parsers.sentinel_output import parse, require_complete
+from sentinel.pt2pt import analyse
+
+#: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.
+PT2PT_CHECK = "Pt2ptCheck"
+
+
+class Pt2ptBase(TransportMappingTest, PartitionReferences):
+    """Latency, bandwidth, fits and LogP between two ranks over one transport and mapping."""
+
+    #: Largest message size in bytes (sizes: 0 and powers of two up to it).
+    #:
+    #: :type: :class:`int`
+    max_size = variable(int, value=4194304)
+
+    #: Operations per sample up to 64 KiB.
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=1000)
+
+    #: Operations per sample above 64 KiB.
+    #:
+    #: :type: :class:`int`
+    iterations_large = variable(int, value=100)
+
+    #: Windows per bandwidth sample up to 64 KiB.
+    #:
+    #: :type: :class:`int`
+    windows = variable(int, value=100)
+
+    #: Windows per bandwidth sample above 64 KiB.
+    #:
+    #: :type: :class:`int`
+    windows_large = variable(int, value=20)
+
+    #: Samples per value (median, min and max are reported).
+    #:
+    #: :type: :class:`int`
+    repetitions = variable(int, value=10)
+
+    #: Untimed operations per size before the samples, scaled by each
+    #: sample's count over ``iterations`` (10 windows before 100).
+    #:
+    #: :type: :class:`int`
+    warmup = variable(int, value=100)
+
+    #: Messages in flight in the bandwidth tests.
+    #:
+    #: :type: :class:`int`
+    window = variable(int, value=64)
+
+    #: Send modes of the latency test.
+    #:
+    #: :type: :class:`List[str]`
+    modes = variable(typ.List[str],
+                     value=["standard", "synchronous", "buffered", "ready", "diffbuf"])
+
+    #: Sizes (bytes) where the standard-mode latency curve steps, comma-separated.
+    #:
+    #: :type: :class:`str`
+    protocol_switches = variable(str, value="", loggable=True)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "pt2pt"})
+    tags = {"pt2pt", "nightly", "acceptance"}
+
+    @run_before("run")
+    def set_command(self) -> None:
+        """The built pt2pt with the sizes, counts and modes of the variables."""
+        self.executable = self.build.executable_path
+        self.executable_opts = [
+            "--max-size", str(self.max_size), "--iterations", str(self.iterations),
+            "--iterations-large", str(self.iterations_large), "--windows", str(self.windows),
+            "--windows-large", str(self.windows_large),
+            "--repetitions", str(self.repetitions), "--warmup", str(self.warmup),
+            "--window", str(self.window), "--modes", ",".join(self.modes),
+        ]
+
+    @sanity_function
+    def validate(self):
+        """Complete output, right world, verified transport and placement."""
+        try:
+            stdout, text = self.stdout_text()
+            out = parse(text, "pt2pt")
+            require_complete(out, stdout)
+            self.verify_world(out)
+            self.verify_transport()
+            self.verify_placement(out)
+            self.values, switches = analyse(out)
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        self.protocol_switches = ",".join(map(str, switches))
+        return True
+
+
+def variant_name(cls: type, name: str, **params) -> str:
+    """The unique name, as registered under ``name``, of ``cls``'s variant with ``params``.
+
+    ``params`` must give every parameter. One pass over the variants per
+    class, then a lookup: series that depend on each other by name stay
+    linear in the number of variants (``get_variant_nums`` per test is not).
+    """
+    key = tuple(sorted(params.items()))
+    try:
+        num = _variants(cls)[key]
+    except KeyError:
+        raise SentinelError(f"{name} has no variant {dict(key)}") from None
+    return cls.variant_name(num).replace(cls.__name__, name, 1)
+
+
+@functools.cache
+def _variants(cls: type) -> dict[tuple, int]:
+    out = {}
+    for num in range(cls.num_variants):
+        params = cls.get_variant_info(num)["params"]
+        out.setdefault(tuple(sorted(params.items())), num)
+    return out
+
+
+def pt2pt_check_name(transport: str, mapping: str) -> str:
+    """The unique name of the ``Pt2ptCheck`` variant for ``transport`` and ``mapping``."""
+    return variant_name(Pt2ptBase, PT2PT_CHECK, transport=transport, mapping=mapping)

@@ -1,0 +1,34 @@
+"""The mixed-mode micro-benchmarks for real, in every mode, on each MPI."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import need_stack
+
+pytestmark = pytest.mark.integration
+
+TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm"}
+
+
+@pytest.mark.parametrize("family", sorted(TRANSPORT))
+@pytest.mark.parametrize("mode", ["serial", "funnelled", "multiple"])
+def test_every_mode_runs_verified(quick_matrix, family, mode):
+    need_stack(family)
+    tc = quick_matrix.case("HybridCheck", environ=family, transport=TRANSPORT[family],
+                           mapping="core", mode=mode, threads=1)
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+    assert perf["barrier"] > 0
+    for bench in ("halo", "pingpong", "pingping"):
+        # the quick mode: 1 to 1024 elements of 4 bytes, one thread
+        assert {f"{bench}_{4 * 2 ** i}B" for i in range(11)} <= set(perf), bench
+
+
+def test_two_threads_per_rank_do_not_fit_two_cores(quick_matrix):
+    need_stack("openmpi")
+    tc = quick_matrix.case("HybridCheck", environ="openmpi", transport="ob1-vader",
+                           mapping="core", mode="funnelled", threads=2)
+    assert tc["result"] == "skip"
+    assert "2 rank(s) x 2 threads per node; partition local:cpu has 2 cores per node" \
+        in quick_matrix.output

@@ -1,0 +1,80 @@
+"""The hybrid Jacobi for real: every mode that fits this host's 2 cores, on
+each MPI (the quick mode's transports), with the model from the measured
+ping-pong of the same environment, transport and mapping."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.integration.conftest import need_stack
+
+pytestmark = pytest.mark.integration
+
+TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm"}
+POINTS = [("pure", 1), ("master", 1), ("master", 2), ("funnelled", 1), ("funnelled", 2),
+          ("multiple", 1), ("multiple", 2)]
+
+
+def _perf(tc: dict) -> dict[str, float]:
+    return {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+
+
+@pytest.mark.parametrize("family", sorted(TRANSPORT))
+@pytest.mark.parametrize("mode,threads", POINTS)
+def test_every_mode_runs_with_phases_and_model(quick_matrix, family, mode, threads):
+    need_stack(family)
+    tc = quick_matrix.case("JacobiCheck", environ=family, transport=TRANSPORT[family],
+                           mapping="core", mode=mode, threads=threads)
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    perf = _perf(tc)
+    series = [1, 2] if threads == 1 else [1]  # ranks x threads within 2 cores
+    for n in series:
+        for phase in ("jacobi", "halo", "delta", "other", "sweep"):
+            assert f"t_{phase}_N{n}" in perf
+        assert perf[f"mlups_N{n}"] > 0
+        assert 0 < perf[f"model_ratio_N{n}"] < 10
+    assert f"mlups_N{series[-1] * 2}" not in perf
+    # N = 1 is its own model: P(L,1) = L^3 / T_s
+    assert perf["model_ratio_N1"] == pytest.approx(1.0, rel=1e-9)
+    if threads == 1:
+        assert perf["t_halo_N2"] > 0 and perf["t_halo_N1"] < perf["t_halo_N2"]
+
+
+def test_modes_and_libraries_compute_the_same_result(quick_matrix):
+    sums: dict[int, set[str]] = {}
+    for family in TRANSPORT:
+        if family not in {tc["environ"] for tc in quick_matrix.cases("JacobiCheck")}:
+            continue
+        for mode, threads in POINTS:
+            tc = quick_matrix.case("JacobiCheck", environ=family, transport=TRANSPORT[family],
+                                   mapping="core", mode=mode, threads=threads)
+            for item in tc["checksums"].split(","):
+                n, value = item.split(":")
+                sums.setdefault(int(n), set()).add(value)
+    assert sums, "no Jacobi results"
+    for n, values in sums.items():
+        floats = [float(v) for v in values]
+        assert all(math.isclose(f, floats[0], rel_tol=1e-12) for f in floats), (n, values)
+
+
+def test_model_inputs_come_from_the_pt2pt_dependency(quick_matrix):
+    need_stack("openmpi")
+    tc = quick_matrix.case("JacobiCheck", environ="openmpi", transport="ob1-vader",
+                           mapping="core", mode="pure", threads=1)
+    pt2pt = _perf(quick_matrix.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader",
+                                    mapping="core"))
+    perf = _perf(tc)
+    edge = 64  # the quick mode's JacobiCheck.local_size
+    t_c = edge * edge * 1 * 2 * 8 / (pt2pt["fit_bw"] * 1e6) + pt2pt["fit_lambda"] * 1e-6
+    model = edge ** 3 * 2 / (perf["t_sweep_N1"] + t_c) / 1e6
+    assert perf["model_mlups_N2"] == pytest.approx(model, rel=1e-6)
+
+
+def test_jacobi_reaches_the_perflog(quick_matrix):
+    need_stack("openmpi")
+    logs = list(quick_matrix.out.glob("reports/perflogs/*/*/JacobiCheck.log"))
+    assert logs, "no JacobiCheck perflog"
+    text = logs[0].read_text()
+    assert "model_ratio_N2=" in text and "t_halo_N2=" in text
