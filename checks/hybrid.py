@@ -30,8 +30,8 @@ from sentinel.build import BenchBuild
 from sentinel.errors import SentinelError
 from sentinel.hybrid import BENCHMARKS, MODES, values
 from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
-from sentinel.parsers.sentinel_output import parse, require_complete, unsupported
-from sentinel.threads import verify_threads
+from sentinel.parsers.sentinel_output import require_complete
+from sentinel.threads import bind_threads, threaded_output, verify_threads
 
 
 @rfm.simple_test
@@ -106,22 +106,13 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
         self.executable_opts = ["--mode", self.mode, "--benchmarks", ",".join(self.benchmarks),
                                 "--min-size", str(self.min_size), "--max-size",
                                 str(self.max_size), "--target-time", str(self.target_time)]
-        omp = {"OMP_NUM_THREADS": str(self.threads), "OMP_PLACES": "cores",
-               "OMP_PROC_BIND": "close"}
-        self.env_vars.update(omp)
-        if self.transport_info.family == "openmpi" and \
-                self.job.launcher.registered_name in ("mpirun", "mpiexec"):
-            self.job.launcher.options += [x for var in sorted(omp) for x in ("-x", var)]
+        bind_threads(self)
 
     @sanity_function
     def validate(self):
         """Complete, verified output; skipped when the thread level is missing."""
         try:
-            stdout, text = self.stdout_text()
-            out = parse(text, "hybrid")
-            why = unsupported(out)
-            if why:
-                self.skip(why)
+            stdout, out = threaded_output(self, "hybrid")
             require_complete(out, stdout)
             self.verify_world(out)
             self.verify_transport()

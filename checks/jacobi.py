@@ -43,9 +43,14 @@ from sentinel.jacobi import (
 )
 from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
 from sentinel.mpi.placement import placement_problems
-from sentinel.parsers.sentinel_output import parse, unsupported
 from sentinel.testlib import pt2pt_check_name
-from sentinel.threads import partition_topology, ranks_of, verify_threads
+from sentinel.threads import (
+    bind_threads,
+    partition_topology,
+    ranks_of,
+    threaded_output,
+    verify_threads,
+)
 
 
 def _largest_partition_cores() -> int:
@@ -162,12 +167,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
             ["--global", str(self.global_size)]
         self.executable_opts = ["--mode", self.mode, *size, "--iterations",
                                 str(self.iterations), "--repetitions", str(self.repetitions)]
-        omp = {"OMP_NUM_THREADS": str(self.threads), "OMP_PLACES": "cores",
-               "OMP_PROC_BIND": "close"}
-        self.env_vars.update(omp)
-        launcher = self.job.launcher.registered_name
-        if self.transport_info.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
-            self.job.launcher.options += [x for var in sorted(omp) for x in ("-x", var)]
+        bind_threads(self)
         self.job.num_cpus_per_task = self.threads
         for n in self.series[:-1]:
             self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
@@ -189,11 +189,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     def validate(self):
         """Every launch complete and placed; the transport verified; values per N."""
         try:
-            stdout, text = self.stdout_text()
-            out = parse(text, "jacobi")
-            why = unsupported(out)
-            if why:
-                self.skip(why)
+            stdout, out = threaded_output(self, "jacobi")
             runs = split_runs(out, stdout, self.series)
             if self.num_tasks > 1:
                 self.verify_transport()

@@ -10,7 +10,7 @@ from sentinel.mpi.placement import (
     parse_cpu_list,
     thread_problems,
 )
-from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.parsers.sentinel_output import BenchOutput, parse, unsupported
 
 
 def partition_topology(partition) -> Topology | None:
@@ -41,3 +41,30 @@ def verify_threads(test, out: BenchOutput, what: str = "") -> None:
         raise SentinelError(f"{what}OpenMP placement ({test.threads} thread(s) per rank, "
                             "OMP_PLACES=cores, OMP_PROC_BIND=close) not honoured: "
                             + "; ".join(issues))
+
+
+def bind_threads(test) -> None:
+    """``test.threads`` OpenMP threads per rank, one per core next to the master's.
+
+    Open MPI's mpirun forwards only variables it is told about (``-x``).
+    """
+    omp = {"OMP_NUM_THREADS": str(test.threads), "OMP_PLACES": "cores",
+           "OMP_PROC_BIND": "close"}
+    test.env_vars.update(omp)
+    if test.transport_info.family == "openmpi" and \
+            test.job.launcher.registered_name in ("mpirun", "mpiexec"):
+        test.job.launcher.options += [x for var in sorted(omp) for x in ("-x", var)]
+
+
+def threaded_output(test, bench: str) -> tuple[str, BenchOutput]:
+    """The job's stdout path and records, or a skip of ``test``.
+
+    The skip says which thread level the mode needs and which the library
+    provides, as the benchmark reported them.
+    """
+    stdout, text = test.stdout_text()
+    out = parse(text, bench)
+    why = unsupported(out)
+    if why:
+        test.skip(why)
+    return stdout, out

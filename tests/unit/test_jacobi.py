@@ -16,10 +16,9 @@ from sentinel.jacobi import (
     model_values,
     rank_series,
     split_runs,
-    unsupported,
     values,
 )
-from sentinel.parsers.sentinel_output import parse
+from sentinel.parsers.sentinel_output import parse, unsupported
 from tests.conftest import DATA
 
 CAPTURED = DATA / "jacobi-openmpi-funnelled-2x1.out"

@@ -245,3 +245,22 @@ MPI_Comm sb_pair_comm(void)
     MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
     return pair;
 }
+
+const char *sb_option_value(int argc, char **argv, int *i, const char *usage, char *err,
+                            size_t errlen)
+{
+    if (*i + 1 >= argc) {
+        snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", argv[*i], usage);
+        return NULL;
+    }
+    *i += 1;
+    return argv[*i];
+}
+
+int sb_check_size_range(long min, long max, char *err, size_t errlen)
+{
+    if (min <= max)
+        return 0;
+    snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", min, max);
+    return -1;
+}

@@ -32,6 +32,16 @@ int sb_parse_name_list(const char *option, const char *text,
                        const char *const allowed[], int nallowed,
                        unsigned *mask, char *err, size_t errlen);
 
+/* The value of option argv[*i], advancing *i past it; NULL (after writing
+ * "<option>: missing value (or unknown option)" and usage to err) at the end
+ * of the command line. */
+const char *sb_option_value(int argc, char **argv, int *i, const char *usage, char *err,
+                            size_t errlen);
+
+/* 0 when min <= max; else -1 after writing "--min-size A is larger than
+ * --max-size B" to err. */
+int sb_check_size_range(long min, long max, char *err, size_t errlen);
+
 /* Median and minimum of n doubles; values is reordered. */
 double sb_median(double *values, int n);
 double sb_min(const double *values, int n);

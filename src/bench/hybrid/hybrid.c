@@ -52,11 +52,9 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
     *o = (options){(1u << NBENCH) - 1, -1, 1, 4194304, 1.0};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", opt, usage);
+        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
+        if (val == NULL)
             return -1;
-        }
-        const char *val = argv[++i];
         int rc = 0;
         if (strcmp(opt, "--benchmarks") == 0) {
             rc = sb_parse_name_list(opt, val, bench_names, NBENCH, &o->benches, err, errlen);
@@ -93,11 +91,8 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
         snprintf(err, errlen, "--mode is required\n%s", usage);
         return -1;
     }
-    if (o->min_size > o->max_size) {
-        snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", o->min_size,
-                 o->max_size);
+    if (sb_check_size_range(o->min_size, o->max_size, err, errlen) != 0)
         return -1;
-    }
     return 0;
 }
 

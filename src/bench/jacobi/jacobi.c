@@ -88,11 +88,9 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
     *o = (options){.mode = -1, .iterations = 20, .repetitions = 3};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", opt, usage);
+        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
+        if (val == NULL)
             return -1;
-        }
-        const char *val = argv[++i];
         int rc;
         if (strcmp(opt, "--mode") == 0)
             rc = parse_mode(val, &o->mode, err, errlen);

@@ -73,12 +73,9 @@ static int parse_options(int argc, char **argv, options *o, char *err,
             snprintf(err, errlen, "%s", usage);
             return -1;
         }
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s",
-                     opt, usage);
+        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
+        if (val == NULL)
             return -1;
-        }
-        const char *val = argv[++i];
         int rc;
         if (strcmp(opt, "--lengths") == 0)
             rc = sb_parse_int_list(opt, val, 1, 1L << 27, &o->lengths, err, errlen);

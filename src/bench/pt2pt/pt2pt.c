@@ -66,11 +66,9 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
                    (1u << NMETRIC) - 1, (1u << NMODE) - 1};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
-        if (i + 1 >= argc) {
-            snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", opt, usage);
+        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
+        if (val == NULL)
             return -1;
-        }
-        const char *val = argv[++i];
         int rc;
         if (strcmp(opt, "--metrics") == 0)
             rc = sb_parse_name_list(opt, val, metric_names, NMETRIC, &o->metrics, err, errlen);
@@ -101,11 +99,8 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
         if (rc != 0)
             return -1;
     }
-    if (o->min_size > o->max_size) {
-        snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", o->min_size,
-                 o->max_size);
+    if (sb_check_size_range(o->min_size, o->max_size, err, errlen) != 0)
         return -1;
-    }
     return 0;
 }
 
