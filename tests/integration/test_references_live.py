@@ -90,3 +90,36 @@ def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     assert perf["latency_8B"][-1] == "pass" and perf["latency_1024B"][-1] == "pass"
     assert perf["bw_1024B"][-1] == "fail"  # no link moves 1 PB/s
     assert tc["result"] == "fail" and "bw_1024B" in tc["fail_reason"]
+
+
+# pure: the 2-rank ratio to the model must lie in [0.2, 5]; multiple: a ratio of
+# 100 (+-10%) that no run reaches must fail in the performance stage.
+JACOBI = """\
+JacobiCheck:
+  $index: [$partition, $environ, transport_name, mapping, mode, threads]
+  local:cpu:
+    openmpi:
+      ob1-vader:
+        core:
+          pure:
+            1:
+              model_ratio_N2: [1.0, -0.8, 4.0, "1"]
+          multiple:
+            1:
+              model_ratio_N2: [100.0, -0.1, 0.1, "1"]
+"""
+
+
+def test_model_ratio_reference_per_mode(tmp_path, site_configuration):
+    need_stack("openmpi")
+    run = reframe([*QUICK, "-n", "JacobiCheck", "-p", "openmpi", "-E",
+                   "transport == 'openmpi/ob1-vader' and mapping == 'core' and threads == 1 "
+                   "and mode in ('pure', 'multiple')", "-r"],
+                  tmp_path, env=reference_env(tmp_path, site_configuration, JACOBI),
+                  checks=("jacobi.py", "pt2pt.py"))
+    pure = run.case("JacobiCheck", environ="openmpi", mode="pure", threads=1)
+    assert pure["result"] == "pass", pure.get("fail_reason")
+    assert pure["perfvalues"]["local:cpu:model_ratio_N2"][-1] == "pass"
+    multiple = run.case("JacobiCheck", environ="openmpi", mode="multiple", threads=1)
+    assert multiple["result"] == "fail" and multiple["fail_phase"] == "performance"
+    assert "model_ratio_N2" in multiple["fail_reason"]
