@@ -10,7 +10,12 @@ time-limited commands), never assumed:
 * Intel MPI installed from PyPI's impi-devel in its own venv: ``.venv-impi``
   in the checkout or ``$SENTINEL_INTEL_MPI_ROOT``;
 * OSU Micro-Benchmarks built with one of them: ``$SENTINEL_OSU_OPENMPI``,
-  ``$SENTINEL_OSU_MPICH``, ``$SENTINEL_OSU_INTELMPI`` (prefix or build tree).
+  ``$SENTINEL_OSU_MPICH``, ``$SENTINEL_OSU_INTELMPI`` (prefix or build tree);
+* Spack: with ``spack`` on PATH (and ``SENTINEL_SPACK`` not ``no``) the Open
+  MPI and MPICH environments get the ``spack`` feature and build through
+  ``spack-env/debian`` (install tree ``$SENTINEL_SPACK_INSTALL_TREE``,
+  default ``<output>/var/spack-install``); MPICH's external prefix is made by
+  ``scripts/spack-mpich-prefix.sh`` under ``<output>/var``.
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
@@ -19,6 +24,8 @@ name it offers; checks select on them, never on the system name.
 """
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +35,23 @@ from sentinel.paths import launchers_dir, repo_root
 _intel_root = os.environ.get("SENTINEL_INTEL_MPI_ROOT", str(repo_root() / ".venv-impi"))
 _stacks = [s for s in (detect.openmpi(launchers_dir()), detect.mpich(launchers_dir()),
                        detect.intelmpi(Path(_intel_root))) if s]
+
+
+_var = Path(os.environ.get("SENTINEL_OUTPUT", str(repo_root()))) / "var"
+_spack = (shutil.which("spack") if os.environ.get("SENTINEL_SPACK", "auto") != "no" else None)
+
+
+def _spack_settings(family: str) -> tuple[dict, list]:
+    """Extras and env_vars of a +spack environment (Debian's Open MPI and MPICH)."""
+    mpich_prefix = _var / "mpich-prefix"
+    if family == "mpich" and not (mpich_prefix / "bin" / "mpicc").exists():
+        subprocess.run([str(repo_root() / "scripts" / "spack-mpich-prefix.sh"),
+                        str(mpich_prefix)], check=True, capture_output=True, timeout=60)
+    tree = os.environ.get("SENTINEL_SPACK_INSTALL_TREE", str(_var / "spack-install"))
+    extras = {"spack_env": str(repo_root() / "spack-env" / "debian")}
+    env_vars = [["SENTINEL_ROOT", str(repo_root())], ["SENTINEL_SPACK_INSTALL_TREE", tree],
+                ["SENTINEL_MPICH_PREFIX", str(mpich_prefix)]]
+    return extras, env_vars
 
 
 def _environment(stack: detect.MpiStack) -> dict:
@@ -41,12 +65,18 @@ def _environment(stack: detect.MpiStack) -> dict:
     osu = os.environ.get(f"SENTINEL_OSU_{stack.family.upper()}")
     if osu:  # an OSU install prefix or build tree built with this MPI
         extras["benchmark_dirs"] = {"osu": osu}
+    spack = []
+    if _spack and stack.family in ("openmpi", "mpich"):  # the families spack-env/debian has
+        more, more_vars = _spack_settings(stack.family)
+        extras.update(more)
+        env_vars += more_vars
+        spack = ["spack"]
     return {
         "name": stack.family,
         "target_systems": ["local"],
         "cc": stack.cc,
         "cxx": stack.cxx,
-        "features": ["mpi", stack.family, *stack.transports],
+        "features": ["mpi", stack.family, *stack.transports, *spack],
         "env_vars": env_vars,
         "extras": extras,
     }

@@ -14,6 +14,7 @@ partition and environment however many checks run it.
 from __future__ import annotations
 
 import os
+import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -22,16 +23,32 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from sentinel.binaries import find_program
 from sentinel.paths import bench_dir
 from sentinel.sources import build_commands, file_sha256, release, unreachable
+from sentinel.spack import install_prefix, spack_setup, uses_spack
 
 
 class BenchBuild(rfm.CompileOnlyRegressionTest):
-    """Compile one of the suite's C benchmarks with the environment's wrapper."""
+    """Compile one of the suite's C benchmarks.
+
+    In a ``+spack`` environment through Spack (``sentinel-bench bench=<bench>
+    ^<mpi>`` of its Spack environment; installs are reused across tests and
+    nights), elsewhere with the environment's MPI wrapper.
+    """
 
     #: Benchmark to build: a directory under ``src/bench`` and its make target.
     #:
     #: :type: :class:`str`
     #: :default: required
     bench = variable(str)
+
+    #: The Spack spec built (``+spack`` environments only).
+    #:
+    #: :type: :class:`str`
+    spack_spec = variable(str, value="", loggable=True)
+
+    #: Where Spack installed it (``+spack`` environments only).
+    #:
+    #: :type: :class:`str`
+    install_prefix = variable(str, value="", loggable=True)
 
     valid_systems = ["*"]
     valid_prog_environs = ["*"]
@@ -40,19 +57,36 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     tags = {"build"}
 
     @run_before("compile")
-    def select_target(self) -> None:
-        """Build only this benchmark's make target."""
+    def select_build(self) -> None:
+        """Spack where the environment has it, else this benchmark's make target."""
+        env = self.current_environ
+        if uses_spack(env):
+            setup = spack_setup(env)
+            self.spack_spec = setup.bench_spec(self.bench)
+            self.build_system = "Spack"
+            self.build_system.environment = setup.env
+            # The spec is in the environment's spack.yaml: no `spack add`.
+            self.build_system.install_opts = [shlex.quote(self.spack_spec)]
+            self.build_system.emit_load_cmds = False
+            return
         self.build_system.options = [self.bench]
         self.build_system.max_concurrency = 1
 
     @property
     def executable_path(self) -> str:
         """Absolute path of the built benchmark."""
+        if self.install_prefix:
+            return os.path.join(self.install_prefix, "bin", self.bench)
         return os.path.join(self.stagedir, self.bench, self.bench)
 
     @sanity_function
     def binary_built(self):
-        """The build produced the executable."""
+        """The build produced the executable (Spack: where Spack installed it)."""
+        if self.spack_spec and not self.is_dry_run():
+            env_vars = {**os.environ, **{k: os.path.expandvars(v) for k, v in
+                                         self.current_environ.env_vars.items()}}
+            self.install_prefix = install_prefix(spack_setup(self.current_environ),
+                                                 self.spack_spec, env_vars)
         return sn.assert_true(
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",

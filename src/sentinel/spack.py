@@ -1,0 +1,80 @@
+"""Building through Spack where an environment has the ``spack`` feature.
+
+The environment's ``extras`` name the Spack environment (``spack_env``: a
+directory holding ``spack.yaml``, e.g. ``spack-env/debian``) and the MPI
+package its specs depend on (``spack_mpi``, default: the MPI family's Spack
+name). Specs are the ones the template lists, so ``spack install <spec>``
+needs no ``spack add`` and never edits the environment.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from sentinel.errors import SentinelError
+
+#: Spack package of each MPI family.
+SPACK_MPI = {"openmpi": "openmpi", "mpich": "mpich", "intelmpi": "intel-oneapi-mpi"}
+
+#: The Spack packages of the standard suites.
+SUITE_PACKAGES = {"osu": "osu-micro-benchmarks", "imb": "intel-mpi-benchmarks"}
+
+
+@dataclass(frozen=True)
+class SpackSetup:
+    """Where an environment's Spack builds happen."""
+
+    env: str
+    mpi: str
+
+    def bench_spec(self, bench: str) -> str:
+        """The spec of one of the suite's own benchmarks."""
+        return f"sentinel-bench bench={bench} ^{self.mpi}"
+
+    def suite_spec(self, suite: str) -> str:
+        """The spec of a standard suite (``osu``, ``imb``)."""
+        return f"{SUITE_PACKAGES[suite]} ^{self.mpi}"
+
+    def install_command(self, spec: str) -> str:
+        """The shell command that installs ``spec`` (reusing what is installed)."""
+        return f"spack -e {shlex.quote(self.env)} install {shlex.quote(spec)}"
+
+
+def uses_spack(environ) -> bool:
+    """Whether the programming environment builds through Spack (``+spack``)."""
+    return "spack" in environ.features
+
+
+def spack_setup(environ) -> SpackSetup:
+    """The Spack environment and MPI of a ``+spack`` programming environment."""
+    extras = environ.extras
+    env = extras.get("spack_env")
+    if not env:
+        raise SentinelError(f"environment {environ.name} has the 'spack' feature but no "
+                            "extras['spack_env'] (the Spack environment directory)")
+    if not (Path(env) / "spack.yaml").is_file():
+        raise SentinelError(f"environment {environ.name}: extras['spack_env'] = {env} "
+                            "holds no spack.yaml")
+    family = extras.get("mpi_family", "")
+    mpi = extras.get("spack_mpi") or SPACK_MPI.get(family)
+    if not mpi:
+        raise SentinelError(f"environment {environ.name}: set extras['spack_mpi'] (the Spack "
+                            f"package of its MPI); mpi_family {family!r} has no default")
+    return SpackSetup(env, mpi)
+
+
+def install_prefix(setup: SpackSetup, spec: str, env_vars: dict[str, str]) -> str:
+    """Where ``spec`` is installed in the environment; an error naming the spec if not."""
+    spack = shutil.which("spack", path=env_vars.get("PATH")) or shutil.which("spack")
+    if spack is None:
+        raise SentinelError("the 'spack' command is not on PATH")
+    proc = subprocess.run([spack, "-e", setup.env, "location", "-i", spec],
+                          capture_output=True, text=True, env=env_vars, timeout=600)
+    if proc.returncode != 0:
+        raise SentinelError(f"spec '{spec}' is not installed in Spack environment "
+                            f"{setup.env}: {proc.stderr.strip()[-400:]}")
+    return proc.stdout.strip().splitlines()[-1]
