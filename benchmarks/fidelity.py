@@ -104,7 +104,7 @@ def fidelity(args: argparse.Namespace) -> int:
     launch = ["mpirun", "-np", "2", *opts]
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "bench"
-        shutil.copytree(bench_dir(), src)
+        shutil.copytree(bench_dir(), src, ignore=shutil.ignore_patterns("build-*"))
         run(["make", "-s", "-C", str(src), f"CC={stack.cc}", "pt2pt"], env)
         pt2pt = [str(src / "pt2pt" / "pt2pt"), "--metrics", "latency,bw", "--modes", "standard",
                  "--max-size", str(args.max_size)]

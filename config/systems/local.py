@@ -14,8 +14,9 @@ time-limited commands), never assumed:
 * Spack: with ``spack`` on PATH (and ``SENTINEL_SPACK`` not ``no``) the Open
   MPI and MPICH environments get the ``spack`` feature and build through
   ``spack-env/debian`` (install tree ``$SENTINEL_SPACK_INSTALL_TREE``,
-  default ``<output>/var/spack-install``); MPICH's external prefix is made by
-  ``scripts/spack-mpich-prefix.sh`` under ``<output>/var``.
+  default ``<output>/var/spack-install``), with the detected MPIs written as
+  externals to ``<output>/var/spack-externals.yaml`` (MPICH's prefix made by
+  ``scripts/spack-mpich-prefix.sh``).
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
@@ -41,16 +42,36 @@ _var = Path(os.environ.get("SENTINEL_OUTPUT", str(repo_root()))) / "var"
 _spack = (shutil.which("spack") if os.environ.get("SENTINEL_SPACK", "auto") != "no" else None)
 
 
-def _spack_settings(family: str) -> tuple[dict, list]:
+def _spack_externals(stacks: list) -> Path:
+    """Write the detected Open MPI and MPICH as Spack externals; return the file."""
+    lines = ["packages:"]
+    for stack in stacks:
+        if stack.family == "openmpi":
+            fabrics = ",".join(f for f in ("ucx", "ofi")
+                               if any(t.startswith(f) for t in stack.transports))
+            spec = f"openmpi@{stack.version}" + (f" fabrics={fabrics}" if fabrics else "")
+            prefix = "/usr"
+        elif stack.family == "mpich":
+            prefix = str(_var / "mpich-prefix")
+            if not (Path(prefix) / "bin" / "mpicc").exists():
+                subprocess.run([str(repo_root() / "scripts" / "spack-mpich-prefix.sh"), prefix],
+                               check=True, capture_output=True, timeout=60)
+            spec = f"mpich@{stack.version}"
+        else:
+            continue
+        lines += [f"  {stack.family}:", "    buildable: false", "    externals:",
+                  f"    - spec: {spec}", f"      prefix: {prefix}"]
+    path = _var / "spack-externals.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _spack_settings() -> tuple[dict, list]:
     """Extras and env_vars of a +spack environment (Debian's Open MPI and MPICH)."""
-    mpich_prefix = _var / "mpich-prefix"
-    if family == "mpich" and not (mpich_prefix / "bin" / "mpicc").exists():
-        subprocess.run([str(repo_root() / "scripts" / "spack-mpich-prefix.sh"),
-                        str(mpich_prefix)], check=True, capture_output=True, timeout=60)
     tree = os.environ.get("SENTINEL_SPACK_INSTALL_TREE", str(_var / "spack-install"))
     extras = {"spack_env": str(repo_root() / "spack-env" / "debian")}
     env_vars = [["SENTINEL_ROOT", str(repo_root())], ["SENTINEL_SPACK_INSTALL_TREE", tree],
-                ["SENTINEL_MPICH_PREFIX", str(mpich_prefix)]]
+                ["SENTINEL_SPACK_EXTERNALS", str(_spack_externals(_stacks))]]
     return extras, env_vars
 
 
@@ -67,7 +88,7 @@ def _environment(stack: detect.MpiStack) -> dict:
         extras["benchmark_dirs"] = {"osu": osu}
     spack = []
     if _spack and stack.family in ("openmpi", "mpich"):  # the families spack-env/debian has
-        more, more_vars = _spack_settings(stack.family)
+        more, more_vars = _spack_settings()
         extras.update(more)
         env_vars += more_vars
         spack = ["spack"]

@@ -63,6 +63,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
         if uses_spack(env):
             setup = spack_setup(env)
             self.spack_spec = setup.bench_spec(self.bench)
+            self.sourcesdir = None  # Spack builds from the develop path itself
             self.build_system = "Spack"
             self.build_system.environment = setup.env
             # The spec is in the environment's spack.yaml: no `spack add`.

@@ -27,7 +27,7 @@ def bench(request, tmp_path_factory):
     need_stack(request.param)
     cc, launcher = STACKS[request.param]
     src = tmp_path_factory.mktemp(request.param) / "bench"
-    shutil.copytree(ROOT / "src" / "bench", src)
+    shutil.copytree(ROOT / "src" / "bench", src, ignore=shutil.ignore_patterns("build-*"))
     build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "all"],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout + build.stderr  # -Wall -Wextra -Werror

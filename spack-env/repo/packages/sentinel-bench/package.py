@@ -1,6 +1,9 @@
 # MPI Sentinel's own benchmarks (src/bench of the checkout), built with the MPI
 # the spec depends on. One package, one variant per benchmark: a check asks
 # for the benchmark it runs (sentinel-bench bench=pt2pt ^openmpi).
+import os
+import shutil
+
 from spack.package import *
 
 
@@ -27,10 +30,22 @@ class SentinelBench(MakefilePackage):
     depends_on("mpi")
 
     def build(self, spec, prefix):
+        # Out of the source tree: every spec of the develop path (each bench,
+        # each MPI) shares that tree, and make would take a binary another
+        # MPI built there as up to date. Only the sources are copied: Spack
+        # links its build stages into the develop path (build-<arch>-<hash>).
         bench = spec.variants["bench"].value
-        make(f"CC={spec['mpi'].mpicc}", bench)
+        work = join_path(self.stage.path, "sentinel-build")
+        if os.path.isdir(work):
+            shutil.rmtree(work)
+        mkdirp(work)
+        for part in ("common", bench):
+            copy_tree(join_path(self.stage.source_path, part), join_path(work, part))
+        install(join_path(self.stage.source_path, "Makefile"), work)
+        with working_dir(work):
+            make(f"CC={spec['mpi'].mpicc}", bench)
 
     def install(self, spec, prefix):
         bench = spec.variants["bench"].value
         mkdirp(prefix.bin)
-        install(join_path(bench, bench), prefix.bin)
+        install(join_path(self.stage.path, "sentinel-build", bench, bench), prefix.bin)
