@@ -39,3 +39,32 @@ int sb_report_threads(MPI_Comm comm, int threads)
     free(all);
     return 0;
 }
+
+const char *sb_thread_level_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+    }
+}
+
+int sb_require_thread_level(const char *program, const char *mode, int required,
+                            int provided)
+{
+    if (provided >= required)
+        return 0;
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        fprintf(stderr, "%s: error: mode %s needs %s, the MPI library provides %s\n", program,
+                mode, sb_thread_level_name(required), sb_thread_level_name(provided));
+        printf("SENTINEL_UNSUPPORTED bench=%s mode=%s required=%s provided=%s\n", program,
+               mode, sb_thread_level_name(required), sb_thread_level_name(provided));
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 4;
+}

@@ -9,4 +9,13 @@
  * or -1 (on every rank) when a buffer cannot be allocated. */
 int sb_report_threads(MPI_Comm comm, int threads);
 
+/* The name of an MPI thread support level ("MPI_THREAD_FUNNELED"). */
+const char *sb_thread_level_name(int level);
+
+/* 0 when provided >= required. Otherwise rank 0 says on stderr that `mode`
+ * of `program` needs `required`, prints "SENTINEL_UNSUPPORTED bench=<program>
+ * mode=<mode> required=... provided=...", MPI is finalized and 4 returned. */
+int sb_require_thread_level(const char *program, const char *mode, int required,
+                            int provided);
+
 #endif

@@ -264,14 +264,6 @@ static void release(context *c)
     free(c->thread_comm);
 }
 
-static const char *level_name(int level)
-{
-    return level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-                                            : "MPI_THREAD_SINGLE";
-}
-
 int main(int argc, char **argv)
 {
     options o;
@@ -287,23 +279,17 @@ int main(int argc, char **argv)
     context c = {.threads = omp_get_max_threads()};
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-    if (provided < required) {
-        snprintf(err, sizeof err, "mode %s needs %s, the MPI library provides %s",
-                 mode_names[o.mode], level_name(required), level_name(provided));
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        if (c.rank == 0)
-            printf("SENTINEL_UNSUPPORTED bench=hybrid mode=%s required=%s provided=%s\n",
-                   mode_names[o.mode], level_name(required), level_name(provided));
-        MPI_Finalize();
-        return 4;
-    }
+    rc = sb_require_thread_level(PROGRAM, mode_names[o.mode], required, provided);
+    if (rc != 0)
+        return rc;
     c.left = (c.rank + c.size - 1) % c.size;
     c.right = (c.rank + 1) % c.size;
     c.peer = c.rank < 2 ? 1 - c.rank : MPI_PROC_NULL;
     if (c.rank == 0)
         printf("SENTINEL_CONFIG bench=hybrid ranks=%d threads=%d mode=%s required=%s "
                "provided=%s min_size=%ld max_size=%ld target_s=%.3f\n", c.size, c.threads,
-               mode_names[o.mode], level_name(required), level_name(provided), o.min_size,
+               mode_names[o.mode], sb_thread_level_name(required),
+               sb_thread_level_name(provided), o.min_size,
                o.max_size, o.target);
     if (sb_report_environment(MPI_COMM_WORLD) != 0 || sb_report_threads(MPI_COMM_WORLD, c.threads)
         || allocate(&c, o.max_size) != 0) {

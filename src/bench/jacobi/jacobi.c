@@ -60,17 +60,6 @@ static const char usage[] =
     "  ranks (strong scaling); --iterations (20) sweeps per repetition; --repetitions (3);\n"
     "  --dims the process grid (default MPI_Dims_create); threads: OMP_NUM_THREADS\n";
 
-static const char *level_name(int level)
-{
-    switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "unknown";
-    }
-}
-
 static int parse_mode(const char *val, int *mode, char *err, size_t errlen)
 {
     for (int m = 0; m < NMODE; m++)
@@ -432,18 +421,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (provided < required) {
-        snprintf(err, sizeof err, "mode %s needs %s, the MPI library provides %s",
-                 mode_names[o.mode], level_name(required), level_name(provided));
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        int rank;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0)
-            printf("SENTINEL_UNSUPPORTED bench=jacobi mode=%s required=%s provided=%s\n",
-                   mode_names[o.mode], level_name(required), level_name(provided));
-        MPI_Finalize();
-        return 4;
-    }
+    int unsupported = sb_require_thread_level(PROGRAM, mode_names[o.mode], required, provided);
+    if (unsupported != 0)
+        return unsupported;
     int rc = setup(&g, &o, err, sizeof err), failed = rc != 0;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed) {
@@ -456,7 +436,8 @@ int main(int argc, char **argv)
         printf("SENTINEL_CONFIG bench=jacobi ranks=%d threads=%d mode=%s required=%s "
                "provided=%s dims=%d,%d,%d local=%d,%d,%d global=%ld,%ld,%ld scaling=%s k=%d "
                "iterations=%ld repetitions=%ld\n", g.size, g.threads, mode_names[o.mode],
-               level_name(required), level_name(provided), g.dims[0], g.dims[1], g.dims[2],
+               sb_thread_level_name(required), sb_thread_level_name(provided), g.dims[0],
+               g.dims[1], g.dims[2],
                g.n[0], g.n[1], g.n[2], (long)g.n[0] * g.dims[0], (long)g.n[1] * g.dims[1],
                (long)g.n[2] * g.dims[2], o.local > 0 ? "weak" : "strong", g.k, o.iterations,
                o.repetitions);
