@@ -52,7 +52,9 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
 
     valid_systems = ["*"]
     valid_prog_environs = ["*"]
-    sourcesdir = str(bench_dir())
+    # Copied by hand (see select_build): a Spack dev build leaves links to its
+    # stages in src/bench, which a copy of the whole directory would follow.
+    sourcesdir = None
     build_system = "Make"
     tags = {"build"}
 
@@ -63,13 +65,19 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
         if uses_spack(env):
             setup = spack_setup(env)
             self.spack_spec = setup.bench_spec(self.bench)
-            self.sourcesdir = None  # Spack builds from the develop path itself
             self.build_system = "Spack"
             self.build_system.environment = setup.env
             # The spec is in the environment's spack.yaml: no `spack add`.
             self.build_system.install_opts = [shlex.quote(self.spack_spec)]
             self.build_system.emit_load_cmds = False
             return
+        src = bench_dir()
+        self.prebuild_cmds = [
+            "cp -R " + " ".join(shlex.quote(str(src / part))
+                                for part in ("Makefile", "common", self.bench)) + " .",
+            # A binary built in the checkout is not necessarily this MPI's.
+            "make clean",
+        ]
         self.build_system.options = [self.bench]
         self.build_system.max_concurrency = 1
 

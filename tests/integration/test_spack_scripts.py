@@ -30,6 +30,13 @@ def test_spack_environment_builds_each_benchmark_through_spack(tmp_path):
 
 def test_wrapper_environment_still_builds_with_make(tmp_path):
     _dry_run(tmp_path, "^openmpi$")
-    build = next((tmp_path / "var" / "stage").rglob("rfm_build.sh")).read_text()
+    script = next((tmp_path / "var" / "stage").rglob("rfm_build.sh"))
+    build = script.read_text()
     assert "spack -e" not in build and "pt2pt" in build.splitlines()[-1]
     assert build.splitlines()[-1].startswith("make -j 1 CC=")
+    # Only the benchmark's own sources are copied, never the whole src/bench:
+    # Spack's dev builds leave links to their stages there.
+    bench = ROOT / "src" / "bench"
+    assert f"cp -R {bench}/Makefile {bench}/common {bench}/pt2pt ." in build
+    assert "make clean" in build
+    assert not [p for p in script.parent.iterdir() if p.is_dir()]

@@ -43,6 +43,7 @@ class SentinelBench(MakefilePackage):
             copy_tree(join_path(self.stage.source_path, part), join_path(work, part))
         install(join_path(self.stage.source_path, "Makefile"), work)
         with working_dir(work):
+            make("clean")  # a binary built in the checkout is not this MPI's
             make(f"CC={spec['mpi'].mpicc}", bench)
 
     def install(self, spec, prefix):
