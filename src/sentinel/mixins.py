@@ -3,7 +3,8 @@
 * :class:`TransportMappingTest`: two ranks over one transport and one rank
   mapping; generates only valid (transport, mapping) pairs, applies the
   transport's environment and the mapping's launcher options, proves the
-  transport from the library log and the placement from the affinity report.
+  transport from the library log, the placement from the affinity report
+  and the MPI library the binary ran with from ``ldd`` in the job.
 * :class:`PartitionReferences`: references per partition from
   ``config/references/<system>.yaml`` through ReFrame's ``$ref``.
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -19,6 +21,7 @@ from reframe.core.exceptions import SanityError
 
 from sentinel.build import BenchBuild
 from sentinel.errors import SentinelError
+from sentinel.mpi.linkage import linkage_problems
 from sentinel.mpi.placement import (
     MAPPINGS,
     RankPlacement,
@@ -32,6 +35,9 @@ from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 from sentinel.paths import references_dir
+
+#: Where the job writes ``ldd`` of the benchmark (in the stage directory).
+LDD_FILE = "rfm_ldd.txt"
 
 
 def partition_nodes(partition) -> int:
@@ -63,6 +69,12 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #:
     #: :type: :class:`str`
     mapping = parameter(list(MAPPINGS), loggable=True)
+
+    #: The MPI library the binary ran with, as ``ldd`` in the job resolved it.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set before sanity)
+    mpi_linkage = variable(str, value="", loggable=True)
 
     #: What the library's log showed about its transport selection.
     #:
@@ -129,6 +141,28 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                     opts += ["-x", var]
         opts += list(self.current_environ.extras.get("launcher_options", []))
         self.job.launcher.options += opts
+
+    @run_before("run", always_last=True)
+    def record_linkage(self) -> None:
+        """Run ``ldd`` on the benchmark in the job, with its run-time environment."""
+        self.prerun_cmds.insert(
+            0, f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true")
+
+    @run_before("sanity")
+    def verify_linkage(self) -> None:
+        """Fail unless the binary ran with the environment's MPI library."""
+        if self.is_dry_run():
+            return
+        path = os.path.join(self.stagedir, LDD_FILE)
+        if not os.path.exists(path):
+            raise SanityError(f"{path} is missing: the job did not run ldd on "
+                              f"{self.executable}")
+        with open(path, errors="replace") as fp:
+            text = fp.read()
+        family = self.transport_info.family
+        self.mpi_linkage, issues = linkage_problems(family, text, self.executable)
+        if issues:
+            raise SanityError(f"MPI linkage of {self.executable}: " + "; ".join(issues))
 
     def stdout_text(self) -> tuple[str, str]:
         """The job's stdout: its path (for messages) and its text."""

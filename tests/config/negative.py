@@ -4,6 +4,8 @@
   ob1`` while it declares ``ucx-sm``; verification must catch the override.
 * ``mpich-claims-ofi``: this MPICH (ch4:ucx only) declared with ``ofi-tcp``;
   the run must fail naming the netmod MPICH really used.
+* ``mpich-wrong-cc``: MPICH whose C compiler is Open MPI's wrapper; the
+  linkage check must name the Open MPI library the binary runs with.
 """
 
 import copy
@@ -22,10 +24,11 @@ _local = next(s for s in site_configuration["systems"] if s["name"] == "local")
 _partition = _local["partitions"][0]
 
 
-def _liar(base: str, name: str, features: list[str], extras: dict) -> None:
+def _liar(base: str, name: str, features: list[str], extras: dict, **fields) -> None:
     if base not in _envs:
         return
     env = copy.deepcopy(_envs[base])
+    env.update(fields)
     env.update(name=name, features=["mpi", base, *features])
     env["extras"] = {**env.get("extras", {}), **extras}
     site_configuration["environments"].append(env)
@@ -35,3 +38,4 @@ def _liar(base: str, name: str, features: list[str], extras: dict) -> None:
 _liar("openmpi", "openmpi-forced", ["ucx-sm"],
       {"launcher_options": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]})
 _liar("mpich", "mpich-claims-ofi", ["ofi-tcp"], {})
+_liar("mpich", "mpich-wrong-cc", ["ucx-sm"], {}, cc="mpicc.openmpi")

@@ -108,3 +108,17 @@ def test_pt2pt_runs_verified_with_curves_fits_and_logp(quick_matrix, family, tra
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     assert set(PT2PT_VARS) <= set(perf), set(PT2PT_VARS) - set(perf)
     assert perf["latency_8B"][0] > 0 and perf["bw_peak"][0] > 0
+
+
+def test_binary_of_another_mpi_fails_the_linkage_check(tmp_path):
+    need_stack("mpich")
+    need_stack("openmpi")
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "mpich-wrong-cc",
+                   "-r"], tmp_path, config=ROOT / "tests" / "config" / "negative.py",
+                  checks=("matching.py",))
+    tc = run.case("MatchingCheck", environ="mpich-wrong-cc", mapping="core")
+    assert tc["result"] == "fail"
+    assert tc["fail_phase"] == "sanity"
+    assert ("MPI linkage of " in tc["fail_reason"]
+            and "the binary runs with openmpi's libmpi.so.40" in tc["fail_reason"]
+            and tc["fail_reason"].endswith("the environment is mpich"))
