@@ -16,6 +16,9 @@ IMB-MPI1 is looked up in ``-S ImbCheck.imb_dir``, the environment's
 ships it); without it the check is skipped with the places it looked.
 ``ImbSourceCheck`` is the last resort: the same check on IMB built from its
 release tarball, for the environments where no prebuilt IMB-MPI1 is found.
+
+A ``+spack`` environment runs neither: ``ImbSpackCheck`` runs the same check
+on the ``intel-mpi-benchmarks ^<mpi>`` of its Spack environment.
 """
 
 
@@ -25,7 +28,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from reframe.core.exceptions import SanityError
 
 from sentinel.binaries import find_program
-from sentinel.build import ImbBuild
+from sentinel.build import ImbBuild, SpackImbBuild
 from sentinel.errors import SentinelError
 from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import imb
@@ -71,6 +74,8 @@ class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     #: :type: :class:`str`
     protocol_switches = variable(str, value="", loggable=True)
 
+    # A +spack environment takes IMB from its Spack environment (ImbSpackCheck).
+    environ_features = "-spack"
     tags = {"imb", "nightly", "acceptance"}
 
     @run_after("setup")
@@ -121,4 +126,20 @@ class ImbSourceCheck(ImbCheck):
     @run_after("setup")
     def find_imb(self) -> None:
         self.imb_dir = self.imb_build.install_prefix
+        super().find_imb()
+
+
+@rfm.simple_test
+class ImbSpackCheck(ImbCheck):
+    """ImbCheck on IMB installed from the environment's Spack environment."""
+
+    imb_build = fixture(SpackImbBuild, scope="environment")
+    environ_features = "+spack"
+    tags = {"imb", "spack", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def find_imb(self) -> None:
+        build = self.imb_build
+        # A dry run installs nothing: show where Spack's install would be.
+        self.imb_dir = build.install_prefix or f"$(spack location -i {build.spack_spec})"
         super().find_imb()

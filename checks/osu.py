@@ -17,6 +17,10 @@ The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
 check is skipped with the places it looked. ``OsuSourceCheck`` is the last
 resort: the same checks on OSU built from its release tarball, for the
 environments where no prebuilt OSU is found (``sentinel.sources``).
+
+A ``+spack`` environment runs neither: ``OsuSpackCheck`` runs the same
+checks on the ``osu-micro-benchmarks ^<mpi>`` of its Spack environment,
+installed once per environment and reused across nights.
 """
 
 
@@ -32,7 +36,7 @@ from reframe.core.builtins import (
 from reframe.core.exceptions import SanityError
 
 from sentinel.binaries import find_program
-from sentinel.build import OsuBuild
+from sentinel.build import OsuBuild, SpackOsuBuild
 from sentinel.errors import SentinelError
 from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import osu
@@ -86,6 +90,8 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     protocol_switches = variable(str, value="", loggable=True)
 
     reference_index = ("$partition", "$environ", "transport_name", "mapping", "benchmark")
+    # A +spack environment takes OSU from its Spack environment (OsuSpackCheck).
+    environ_features = "-spack"
     tags = {"osu", "nightly", "acceptance"}
 
     @property
@@ -143,4 +149,20 @@ class OsuSourceCheck(OsuCheck):
     @run_after("setup")
     def find_osu(self) -> None:
         self.osu_dir = self.osu_build.install_prefix
+        super().find_osu()
+
+
+@rfm.simple_test
+class OsuSpackCheck(OsuCheck):
+    """OsuCheck on OSU installed from the environment's Spack environment."""
+
+    osu_build = fixture(SpackOsuBuild, scope="environment")
+    environ_features = "+spack"
+    tags = {"osu", "spack", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def find_osu(self) -> None:
+        build = self.osu_build
+        # A dry run installs nothing: show where Spack's install would be.
+        self.osu_dir = build.install_prefix or f"$(spack location -i {build.spack_spec})"
         super().find_osu()

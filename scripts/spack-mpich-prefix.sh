@@ -15,6 +15,8 @@ mkdir -p "$dir/bin"
 for tool in mpicc mpicxx mpif77 mpif90 mpifort mpiexec mpirun; do
     ln -sfn "/usr/bin/$tool.mpich" "$dir/bin/$tool"
 done
+# Spack's mpich package calls the C++ wrapper by MPICH's upstream name.
+ln -sfn /usr/bin/mpicxx.mpich "$dir/bin/mpic++"
 ln -sfn /usr/bin/mpichversion "$dir/bin/mpichversion"
 ln -sfn /usr/include/x86_64-linux-gnu/mpich "$dir/include"
 ln -sfn /usr/lib/x86_64-linux-gnu "$dir/lib"

@@ -52,8 +52,10 @@ def _spack_externals(stacks: list) -> Path:
             spec = f"openmpi@{stack.version}" + (f" fabrics={fabrics}" if fabrics else "")
             prefix = "/usr"
         elif stack.family == "mpich":
-            prefix = str(_var / "mpich-prefix")
-            if not (Path(prefix) / "bin" / "mpicc").exists():
+            # In the checkout, not the run's output: spack.lock records the
+            # prefix, and a per-run path would make every lock stale.
+            prefix = str(repo_root() / "var" / "mpich-prefix")
+            if not (Path(prefix) / "bin" / "mpic++").exists():
                 subprocess.run([str(repo_root() / "scripts" / "spack-mpich-prefix.sh"), prefix],
                                check=True, capture_output=True, timeout=60)
             spec = f"mpich@{stack.version}"

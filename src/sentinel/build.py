@@ -1,7 +1,10 @@
 """Build fixtures: one place decides how a benchmark source is built.
 
 * ``BenchBuild`` compiles ``src/bench/<bench>`` with the programming
-  environment's MPI compiler wrapper (ReFrame passes it as ``CC`` to make).
+  environment's MPI compiler wrapper (ReFrame passes it as ``CC`` to make),
+  or in ``+spack`` environments installs it through Spack.
+* ``SpackOsuBuild``/``SpackImbBuild`` install OSU or IMB from the
+  environment's Spack environment (``+spack`` environments).
 * ``FetchOsu``/``FetchImb`` download a standard suite's release tarball once
   per session and check its SHA-256; ``OsuBuild``/``ImbBuild`` build it with
   the environment's wrappers, unless a prebuilt copy is found for that
@@ -24,6 +27,22 @@ from sentinel.binaries import find_program
 from sentinel.paths import bench_dir
 from sentinel.sources import build_commands, file_sha256, release, unreachable
 from sentinel.spack import install_prefix, spack_setup, uses_spack
+
+
+def _build_with_spack(test: rfm.RegressionTest, spec: str) -> None:
+    """Make ``test`` install ``spec`` in its environment's Spack environment."""
+    test.build_system = "Spack"
+    test.build_system.environment = spack_setup(test.current_environ).env
+    # The spec is in the environment's spack.yaml: no `spack add`.
+    test.build_system.install_opts = [shlex.quote(spec)]
+    test.build_system.emit_load_cmds = False
+
+
+def _spack_prefix(test: rfm.RegressionTest, spec: str) -> str:
+    """Where Spack installed ``spec`` for ``test``'s environment."""
+    env_vars = {**os.environ, **{k: os.path.expandvars(v) for k, v in
+                                 test.current_environ.env_vars.items()}}
+    return install_prefix(spack_setup(test.current_environ), spec, env_vars)
 
 
 class BenchBuild(rfm.CompileOnlyRegressionTest):
@@ -63,13 +82,8 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
         """Spack where the environment has it, else this benchmark's make target."""
         env = self.current_environ
         if uses_spack(env):
-            setup = spack_setup(env)
-            self.spack_spec = setup.bench_spec(self.bench)
-            self.build_system = "Spack"
-            self.build_system.environment = setup.env
-            # The spec is in the environment's spack.yaml: no `spack add`.
-            self.build_system.install_opts = [shlex.quote(self.spack_spec)]
-            self.build_system.emit_load_cmds = False
+            self.spack_spec = spack_setup(env).bench_spec(self.bench)
+            _build_with_spack(self, self.spack_spec)
             return
         src = bench_dir()
         self.prebuild_cmds = [
@@ -92,10 +106,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     def binary_built(self):
         """The build produced the executable (Spack: where Spack installed it)."""
         if self.spack_spec and not self.is_dry_run():
-            env_vars = {**os.environ, **{k: os.path.expandvars(v) for k, v in
-                                         self.current_environ.env_vars.items()}}
-            self.install_prefix = install_prefix(spack_setup(self.current_environ),
-                                                 self.spack_spec, env_vars)
+            self.install_prefix = _spack_prefix(self, self.spack_spec)
         return sn.assert_true(
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",
@@ -237,3 +248,71 @@ class ImbBuild(ReleaseBuild):
     suite = "imb"
     program = "IMB-MPI1"
     source = fixture(FetchImb, scope="session")
+
+
+class SpackSuiteBuild(rfm.CompileOnlyRegressionTest):
+    """Install a standard suite from the environment's Spack environment.
+
+    Only for ``+spack`` environments: the spec (``osu-micro-benchmarks
+    ^openmpi``) is one the environment lists, installed once and reused.
+    """
+
+    #: The suite: a key of :data:`sentinel.spack.SUITE_PACKAGES`.
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    suite = variable(str)
+
+    #: A program of the suite that the install must contain.
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    program = variable(str)
+
+    #: The Spack spec installed.
+    #:
+    #: :type: :class:`str`
+    spack_spec = variable(str, value="", loggable=True)
+
+    #: Where Spack installed it (known after the build).
+    #:
+    #: :type: :class:`str`
+    install_prefix = variable(str, value="", loggable=True)
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["+spack"]
+    sourcesdir = None
+    build_system = "Spack"
+    tags = {"build"}
+
+    @run_before("compile")
+    def select_build(self) -> None:
+        """``spack install`` of the suite against the environment's MPI."""
+        self.spack_spec = spack_setup(self.current_environ).suite_spec(self.suite)
+        _build_with_spack(self, self.spack_spec)
+
+    @sanity_function
+    def installed(self):
+        """Spack installed the suite, with its program, for this environment."""
+        if self.is_dry_run():
+            return True
+        self.install_prefix = _spack_prefix(self, self.spack_spec)
+        found = find_program(self.program, self.suite, self.current_environ,
+                             self.install_prefix)
+        inside = found.path is not None and found.path.startswith(self.install_prefix)
+        return sn.assert_true(inside, msg=f"{self.spack_spec} installed no {self.program} "
+                                          f"below {self.install_prefix}")
+
+
+class SpackOsuBuild(SpackSuiteBuild):
+    """OSU Micro-Benchmarks from the environment's Spack environment."""
+
+    suite = "osu"
+    program = "osu_latency"
+
+
+class SpackImbBuild(SpackSuiteBuild):
+    """Intel MPI Benchmarks from the environment's Spack environment."""
+
+    suite = "imb"
+    program = "IMB-MPI1"

@@ -82,6 +82,10 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: :default: ``''`` (set by sanity)
     transport_selected = variable(str, value="", loggable=True)
 
+    #: More environment features a subclass requires (``+spack``) or
+    #: excludes (``-spack``), in ReFrame's feature syntax.
+    environ_features: str = ""
+
     num_tasks = 2
     valid_systems = ["+mpi"]
     # A provider that livelocks (seen: Open MPI ofi-udp with 90 outstanding
@@ -104,7 +108,8 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         t = self.transport_info
         self.skip_if(t.intra_node and self.mapping == "node",
                      f"{t.name} is shared memory: it cannot carry traffic between nodes")
-        self.valid_prog_environs = [f"+{t.family} +{t.name}"]
+        self.valid_prog_environs = [
+            " ".join(filter(None, (f"+{t.family}", f"+{t.name}", self.environ_features)))]
         self.num_tasks_per_node = tasks_per_node(self.mapping)
 
     @run_after("setup")

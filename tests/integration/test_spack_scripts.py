@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from tests.conftest import ROOT
@@ -10,11 +13,11 @@ from tests.integration.conftest import need_stack, reframe
 pytestmark = pytest.mark.integration
 
 
-def _dry_run(tmp_path, environ: str) -> None:
+def _dry_run(tmp_path, environ: str, name: str = "Pt2ptCheck.*transport=ob1-vader",
+             checks: tuple[str, ...] = ("pt2pt.py",)) -> None:
     need_stack("openmpi")
-    run = reframe(["-n", "Pt2ptCheck.*transport=ob1-vader", "-p", environ, "--dry-run"],
-                  tmp_path, config=ROOT / "tests" / "config" / "spack.py",
-                  checks=("pt2pt.py",))
+    run = reframe(["-n", name, "-p", environ, "--dry-run"],
+                  tmp_path, config=ROOT / "tests" / "config" / "spack.py", checks=checks)
     assert run.returncode == 0, run.output[-3000:]
 
 
@@ -40,3 +43,48 @@ def test_wrapper_environment_still_builds_with_make(tmp_path):
     assert f"cp -R {bench}/Makefile {bench}/common {bench}/pt2pt ." in build
     assert "make clean" in build
     assert not [p for p in script.parent.iterdir() if p.is_dir()]
+
+
+@pytest.mark.parametrize("suite,package,check,name", [
+    ("osu", "osu-micro-benchmarks", "OsuSpackCheck", "ob1-vader.*mapping=core.*osu_latency"),
+    ("imb", "intel-mpi-benchmarks", "ImbSpackCheck", "ob1-vader.*mapping=core"),
+])
+def test_spack_environment_takes_osu_and_imb_from_spack(tmp_path, suite, package, check,
+                                                        name):
+    _dry_run(tmp_path, "openmpi-spack", f"{check}.*transport={name}", (f"{suite}.py",))
+    stage = tmp_path / "var" / "stage"
+    builds = [p.read_text() for p in stage.rglob("openmpi-spack/Spack*Build*/rfm_build.sh")]
+    env = ROOT / "spack-env" / "debian"
+    assert [b.splitlines()[-1] for b in builds] == [
+        f"spack -e {env} install '{package} ^openmpi'"]
+    job = next(stage.rglob(f"openmpi-spack/{check}_*/rfm_job.sh")).read_text()
+    assert f"$(spack location -i {package} ^openmpi)" in job
+
+
+def test_spack_environment_has_one_osu_check_per_benchmark(tmp_path):
+    need_stack("openmpi")
+    run = reframe(["-n", "Osu.*transport=ob1-vader.*mapping=core.*osu_latency", "-lC"],
+                  tmp_path, config=ROOT / "tests" / "config" / "spack.py",
+                  checks=("osu.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    listed = [line for line in run.output.splitlines() if line.startswith("- Osu")]
+    by_environ = {}
+    for line in listed:
+        environ = line.rsplit("+", 1)[-1]
+        by_environ.setdefault(environ, []).append(line.split()[1])
+    assert by_environ["openmpi-spack"] == ["OsuSpackCheck"]
+    assert sorted(by_environ["openmpi"]) == ["OsuCheck", "OsuSourceCheck"]
+
+
+def test_mpich_prefix_holds_every_wrapper_spack_calls(tmp_path):
+    need_stack("mpich")
+    script = ROOT / "scripts" / "spack-mpich-prefix.sh"
+    out = subprocess.run([str(script), str(tmp_path / "p")], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == str(tmp_path / "p")
+    bin_dir = tmp_path / "p" / "bin"
+    # Spack's mpich package sets MPICC/MPICXX/MPIF77/MPIFC to these names.
+    for name, target in (("mpicc", "mpicc.mpich"), ("mpic++", "mpicxx.mpich"),
+                         ("mpif77", "mpif77.mpich"), ("mpif90", "mpif90.mpich")):
+        assert os.readlink(bin_dir / name) == f"/usr/bin/{target}"
+        assert os.access(bin_dir / name, os.X_OK)
