@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sentinel.mpi.transports import INTEL_OFI_PROVIDERS, OFI_PROVIDERS
+from sentinel.mpi.transports import DEVELOPMENT_PROVIDERS, INTEL_OFI_PROVIDERS, OFI_PROVIDERS
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -74,6 +74,15 @@ def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
             if p in present and _run([fi_info, "-p", p], env)[0] == 0]
 
 
+def production_providers(providers: list[str], notes: list[str]) -> list[str]:
+    """Drop libfabric's development providers, noting each one left out."""
+    for p in providers:
+        if p in DEVELOPMENT_PROVIDERS:
+            notes.append(f"OFI provider {p} present, not declared: a development provider "
+                         f"(declare ofi-{p} in a site configuration to test it)")
+    return [p for p in providers if p not in DEVELOPMENT_PROVIDERS]
+
+
 @dataclass
 class MpiStack:
     """One detected MPI installation and the transports it can offer."""
@@ -107,8 +116,8 @@ def openmpi(launchers: Path) -> MpiStack | None:
         transports += ["ucx-sm", "ucx-tcp"]
     notes = []
     if ("mtl", "ofi") in comps:
-        provs = [p for p in usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)]
-        transports += [f"ofi-{p}" for p in provs]
+        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
+        transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
         if not shutil.which("fi_info"):
             notes.append("mtl ofi present but fi_info missing: OFI providers not detected")
     return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
@@ -128,14 +137,15 @@ def mpich(launchers: Path) -> MpiStack | None:
     if not ver:  # mpichversion of another MPI (or a broken install)
         return None
     device = dev.group(1) if dev else ""
-    transports = []
+    transports: list[str] = []
+    notes = [f"device {device}"]
     if "ucx" in device:
         transports += ["ucx-sm", "ucx-tcp"]
     if "ofi" in device:
         provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
-        transports += [f"ofi-{p}" for p in provs]
+        transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
     return MpiStack("mpich", ver.group(1), cc, str(launchers / "mpich"), transports,
-                    notes=[f"device {device}"], cxx=shutil.which("mpicxx.mpich") or "")
+                    notes=notes, cxx=shutil.which("mpicxx.mpich") or "")
 
 
 def intel_mpi_env(root: Path) -> dict[str, str]:
@@ -155,10 +165,11 @@ def intelmpi(root: Path | None) -> MpiStack | None:
     dists = sorted(root.glob("lib/python3*/site-packages/impi_rt-*.dist-info"))
     m = re.search(r"impi_rt-(\S+)\.dist-info", dists[-1].name) if dists else None
     fi_info = root / "bin" / "libfabric" / "fi_info"
-    provs = usable_ofi_providers(str(fi_info) if fi_info.exists() else None,
-                                 INTEL_OFI_PROVIDERS, env)
+    notes: list[str] = []
+    provs = production_providers(usable_ofi_providers(
+        str(fi_info) if fi_info.exists() else None, INTEL_OFI_PROVIDERS, env), notes)
     transports = ["shm"] + [f"ofi-{p}" for p in provs]
     transports += [f"shm-ofi-{p}" for p in provs if p != "shm"]
     return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
-                    str(root / "bin"), transports, env_vars=env,
+                    str(root / "bin"), transports, env_vars=env, notes=notes,
                     cxx=str(root / "bin" / "mpicxx"))

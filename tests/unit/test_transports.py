@@ -76,3 +76,12 @@ def test_silent_log_is_not_a_pass():
         "requested netmod=ucx, the library logged no netmod selection",
         "UCX logged no endpoint to a peer (no 'ep_cfg' line)",
     ]
+
+
+def test_detection_leaves_out_development_providers_and_says_so():
+    from sentinel.detect import production_providers
+
+    notes: list[str] = []
+    assert production_providers(["tcp", "udp", "verbs"], notes) == ["tcp", "verbs"]
+    assert notes == ["OFI provider udp present, not declared: a development provider "
+                     "(declare ofi-udp in a site configuration to test it)"]

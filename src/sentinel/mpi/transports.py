@@ -21,6 +21,11 @@ FAMILIES = ("openmpi", "mpich", "intelmpi")
 
 #: OFI providers a site may declare; names follow libfabric's ``fi_info -l``.
 OFI_PROVIDERS = ("tcp", "udp", "verbs", "psm3", "cxi", "efa", "opx")
+#: libfabric's development providers (``udp`` is ofi_rxd over UDP sockets):
+#: for testing code, not a fabric a site runs on. Detection does not declare
+#: them (with Open MPI 4.1.4 and libfabric 1.17, MPI_Ssend over udp crashes
+#: in libfabric); a site configuration still can.
+DEVELOPMENT_PROVIDERS = ("udp",)
 #: Intel MPI also ships ``mlx`` and a ``shm`` OFI provider.
 INTEL_OFI_PROVIDERS = OFI_PROVIDERS + ("mlx", "shm")
 
