@@ -11,6 +11,8 @@ VENV      := .venv
 IMPI_VENV := .venv-impi
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
+# The tests also start a real Slurm (tests/cluster/slurm.py).
+TEST_APT_PACKAGES := slurm-wlm munge
 
 # Open MPI refuses to start as root unless told; only this Makefile's own
 # runs (local runs and tests) set it, never a site configuration.
@@ -43,6 +45,7 @@ run: setup
 	  status=$$?; scripts/where-results.sh; exit $$status
 
 test: setup
+	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)
 	$(VENV)/bin/pytest -ra
 
 lint: $(VENV)/.installed

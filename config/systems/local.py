@@ -20,8 +20,12 @@ time-limited commands), never assumed:
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
-detected MPI. Environment features: ``mpi``, the family and every transport
-name it offers; checks select on them, never on the system name.
+detected MPI. When a Slurm controller answers (``scontrol ping``, with the
+cluster ``SLURM_CONF`` names; ``SENTINEL_SLURM=no`` disables), one more
+partition per Slurm partition, ``slurm-<name>`` (feature ``slurm``, srun
+with PMIx for Open MPI and PMI-2 for MPICH, ``num_nodes`` from sinfo).
+Environment features: ``mpi``, the family and every transport name it
+offers; checks select on them, never on the system name.
 """
 
 import os
@@ -112,6 +116,43 @@ if not _stacks:
           "run 'make setup' or load your site's MPI module", file=sys.stderr)
     environments = [{"name": "no-mpi", "target_systems": ["local"]}]
 
+#: How srun starts each family here: Open MPI through PMIx, MPICH through
+#: PMI-2 (without it MPICH starts singletons). Intel MPI needs a PMI-2
+#: library (I_MPI_PMI_LIBRARY) that Debian's Slurm does not ship: it is not
+#: put on the Slurm partitions.
+_SRUN_MPI = {"openmpi": "--mpi=pmix", "mpich": "--mpi=pmi2"}
+
+
+def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
+    """A ReFrame partition for a Slurm partition that answers on this host."""
+    # A node with the host's CPU count is the host (validate placement with
+    # its topology); smaller fake nodes only say how many CPUs they have.
+    processor = host if part.cpus_per_node == host["num_cpus"] else {
+        "num_cpus": part.cpus_per_node, "num_cpus_per_core": 1,
+        "num_cpus_per_socket": part.cpus_per_node, "num_sockets": 1}
+    return {
+        "name": f"slurm-{part.name}",
+        "descr": f"Slurm partition {part.name}: {part.nodes} node(s) x "
+                 f"{part.cpus_per_node} CPU(s)",
+        "scheduler": "squeue",  # 'slurm' calls sacct, which needs accounting
+        "launcher": "srun",
+        "access": [f"--partition={part.name}"],
+        "environs": [e["name"] for e in environments if e.get("name") in _SRUN_MPI],
+        "features": ["mpi", "slurm"],
+        "extras": {"num_nodes": part.nodes},
+        "processor": processor,
+        "max_jobs": 4,
+    }
+
+
+_host = detect.cpu_topology()
+_slurm = detect.slurm() if _stacks and os.environ.get("SENTINEL_SLURM", "auto") != "no" else []
+for _part in _slurm:
+    for _env in [e for e in environments if e["name"] in _SRUN_MPI]:
+        environments.append({**_env, "target_systems": [f"local:slurm-{_part.name}"],
+                             "extras": {**_env["extras"],
+                                        "launcher_options": [_SRUN_MPI[_env["name"]]]}})
+
 system = {
     "name": "local",
     "descr": "This host, as detected (" + (", ".join(
@@ -125,7 +166,7 @@ system = {
         "launcher": "mpirun",
         "environs": [e["name"] for e in environments],
         "features": ["mpi"] if _stacks else [],
-        "processor": detect.cpu_topology(),
+        "processor": _host,
         "max_jobs": 1,
-    }],
+    }, *(_slurm_partition(p, _host) for p in _slurm)],
 }

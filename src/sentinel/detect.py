@@ -173,3 +173,49 @@ def intelmpi(root: Path | None) -> MpiStack | None:
     return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
                     str(root / "bin"), transports, env_vars=env, notes=notes,
                     cxx=str(root / "bin" / "mpicxx"))
+
+
+@dataclass(frozen=True)
+class SlurmPartition:
+    """A Slurm partition as ``sinfo`` reports it."""
+
+    name: str
+    nodes: int
+    cpus_per_node: int
+
+
+def parse_sinfo(text: str) -> list[SlurmPartition]:
+    """Partitions from ``sinfo -h -o '%R %D %c'`` (name, nodes, CPUs per node)."""
+    parts = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or not fields[1].isdigit():
+            continue
+        cpus = int(fields[2].rstrip("+"))
+        name = fields[0]
+        if name in parts:  # one line per node-state group: add the nodes up
+            prev = parts[name]
+            parts[name] = SlurmPartition(name, prev.nodes + int(fields[1]),
+                                         min(prev.cpus_per_node, cpus))
+        else:
+            parts[name] = SlurmPartition(name, int(fields[1]), cpus)
+    return list(parts.values())
+
+
+def slurm() -> list[SlurmPartition]:
+    """The partitions of a Slurm controller that answers, else none.
+
+    Detected, not assumed: ``scontrol ping`` must report the controller UP
+    (``SLURM_CONF`` selects the cluster as for any Slurm command).
+    """
+    scontrol, sinfo = shutil.which("scontrol"), shutil.which("sinfo")
+    if not (scontrol and sinfo):
+        return []
+    conf = os.environ.get("SLURM_CONF")
+    if conf and not os.path.isfile(conf):
+        return []  # Slurm would retry reading it for 60 s before giving up
+    rc, out = _run([scontrol, "ping"])
+    if rc != 0 or " is UP" not in out:
+        return []
+    rc, out = _run([sinfo, "-h", "-o", "%R %D %c"])
+    return parse_sinfo(out) if rc == 0 else []

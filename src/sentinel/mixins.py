@@ -21,6 +21,7 @@ from reframe.core.exceptions import SanityError
 
 from sentinel.build import BenchBuild
 from sentinel.errors import SentinelError
+from sentinel.jobend import job_end_causes
 from sentinel.mpi.linkage import linkage_problems
 from sentinel.mpi.placement import (
     MAPPINGS,
@@ -116,6 +117,10 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     def skip_impossible_mapping(self) -> None:
         """Skip, with the reason, a mapping this partition cannot give."""
         part = self.current_partition
+        cpus = part.processor.num_cpus
+        if self.mapping in ("core", "socket") and cpus is not None:
+            self.skip_if(cpus < 2, f"mapping {self.mapping} puts 2 ranks on one node; "
+                                   f"partition {part.fullname} has {cpus} CPU per node")
         if self.mapping == "socket":
             sockets = part.processor.num_sockets
             if sockets is None:
@@ -152,6 +157,16 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """Run ``ldd`` on the benchmark in the job, with its run-time environment."""
         self.prerun_cmds.insert(
             0, f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true")
+
+    @run_before("sanity")
+    def verify_job_end(self) -> None:
+        """Fail naming the cause when the job was killed, crashed or could not start."""
+        if self.is_dry_run():
+            return
+        causes = job_end_causes(self._output_text())
+        if causes:
+            limit = f" (time limit {self.time_limit:g} s)" if self.time_limit else ""
+            raise SanityError(f"the job ended abnormally{limit}: " + "; ".join(causes))
 
     @run_before("sanity")
     def verify_linkage(self) -> None:

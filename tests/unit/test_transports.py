@@ -85,3 +85,11 @@ def test_detection_leaves_out_development_providers_and_says_so():
     assert production_providers(["tcp", "udp", "verbs"], notes) == ["tcp", "verbs"]
     assert notes == ["OFI provider udp present, not declared: a development provider "
                      "(declare ofi-udp in a site configuration to test it)"]
+
+
+def test_sinfo_partitions_add_up_node_state_groups():
+    from sentinel.detect import SlurmPartition, parse_sinfo
+
+    text = "one 1 2\ntwo 1 1\ntwo 1 1\nbig 8 48+\ngarbage line\n"
+    assert parse_sinfo(text) == [SlurmPartition("one", 1, 2), SlurmPartition("two", 2, 1),
+                                 SlurmPartition("big", 8, 48)]

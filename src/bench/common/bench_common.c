@@ -162,7 +162,13 @@ int sb_report_affinity(MPI_Comm comm)
     MPI_Comm_size(comm, &size);
     char host[256] = "unknown", cpus[SB_LINE - 300] = "unknown";
     char line[SB_LINE];
-    gethostname(host, sizeof host - 1);
+    /* The node as the scheduler knows it: several slurmd may share a host
+     * (a test cluster), and a site's node names are what an admin reads. */
+    const char *node = getenv("SLURMD_NODENAME");
+    if (node != NULL && node[0] != '\0')
+        snprintf(host, sizeof host, "%s", node);
+    else
+        gethostname(host, sizeof host - 1);
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0)
