@@ -16,7 +16,7 @@ time-limited commands), never assumed:
   ``spack-env/debian`` (install tree ``$SENTINEL_SPACK_INSTALL_TREE``,
   default ``<output>/var/spack-install``), with the detected MPIs written as
   externals to ``<output>/var/spack-externals.yaml`` (MPICH's prefix made by
-  ``scripts/spack-mpich-prefix.sh``).
+  ``scripts/spack-mpich-prefix.sh`` in the checkout's ``var/mpich-prefix``).
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per

@@ -29,7 +29,9 @@ CAUSES: tuple[tuple[re.Pattern, _Explain], ...] = (
      lambda m: f"rank {m[1]} on {m[2]} died of signal {m[3]} ({m[4]})"),
     (re.compile(r"EXIT STRING: (.+?) \(signal (\d+)\)"),
      lambda m: f"a rank died of signal {m[2]} ({m[1]})"),
-    (re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.+)"),
+    # Not "Exited with exit code N": that is the benchmark's own verdict (an
+    # unsupported thread level, a bad argument), which its sanity reads.
+    (re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (?!Exited with exit code)(.+)"),
      lambda m: f"srun: task(s) {m[2]} on {m[1]}: {m[3].strip()}"),
     (re.compile(r"has detected an attempt to run as root"),
      lambda m: "Open MPI refused to run as root (OMPI_ALLOW_RUN_AS_ROOT and "

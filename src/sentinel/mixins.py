@@ -300,16 +300,27 @@ class PartitionReferences(rfm.RegressionTestPlugin):
     #: :type: :class:`str`
     reference_status = variable(str, value="", loggable=True)
 
+    #: This test's place in the reference file: the ``$index`` names and this
+    #: test's values for them, each ``/``-separated (``sentinel calibrate``
+    #: writes references there).
+    #:
+    #: :type: :class:`str`
+    reference_index_names = variable(str, value="", loggable=True)
+    reference_index_values = variable(str, value="", loggable=True)
+
     @run_before("run")
     def load_references(self) -> None:
         """Point ReFrame at this system's reference file and record what was found."""
+        self.reference_index_names = "/".join(self.reference_index)
+        self.reference_index_values = "/".join(self._index_value(k)
+                                               for k in self.reference_index)
         name = f"{self.current_system.name}.yaml"
         path = references_dir() / name
         if not path.exists():
             self._no_reference(f"{path} does not exist")
             return
         self.reference = {"$ref": str(path)}
-        key = "/".join(self._index_value(k) for k in self.reference_index)
+        key = self.reference_index_values
         try:
             self.reference[self]
         except KeyError:

@@ -52,3 +52,7 @@ def test_node_failure_memory_and_missing_program():
 def test_a_clean_run_has_no_cause():
     clean = (DATA.parent / "matching_openmpi_ob1-vader.out").read_text()
     assert job_end_causes(clean) == []
+
+
+def test_a_task_exiting_with_a_code_is_left_to_the_check():
+    assert job_end_causes("srun: error: c1: task 0: Exited with exit code 4\n") == []

@@ -1,0 +1,113 @@
+"""``sentinel``: a thin layer over reframe for what a site does around runs.
+
+    sentinel calibrate --partition local:cpu [--runs 5] -- -n Pt2ptCheck ...
+
+runs the selection (everything after ``--``, given to reframe as is) on one
+partition ``--runs`` times, then writes that partition's entries of
+``<references>/<system>.yaml`` (median, tolerance from the spread: see
+:mod:`sentinel.calibrate`) and prints the diff. Other partitions' entries
+are never touched. Errors are one line naming what is wrong; exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from sentinel import calibrate
+from sentinel.errors import SentinelError
+from sentinel.paths import references_dir, repo_root
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sentinel", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("calibrate", help="write a partition's references from repeated runs")
+    c.add_argument("--partition", required=True, help="system:partition, e.g. local:cpu")
+    c.add_argument("--runs", type=int, default=5, help="runs of the selection (default 5)")
+    c.add_argument("--k", type=float, default=calibrate.DEFAULT_K,
+                   help="tolerance = max(floor, k * 1.4826 * MAD / median) (default 5)")
+    c.add_argument("--floor", type=float, default=calibrate.DEFAULT_FLOOR,
+                   help="smallest relative tolerance (default 0.10)")
+    c.add_argument("--variables", default="",
+                   help="regular expression of the performance variables to calibrate "
+                        "(default: all that the runs resolve)")
+    c.add_argument("--references", type=Path, default=None,
+                   help="reference directory (default $SENTINEL_REFERENCES or config/references)")
+    c.add_argument("--config", type=Path, default=None, help="ReFrame configuration file")
+    c.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    c.add_argument("selection", nargs=argparse.REMAINDER,
+                   help="after --: reframe options selecting the checks (-n, -p, -S, --mode)")
+    return p
+
+
+def _reframe() -> str:
+    exe = Path(sys.executable).parent / "reframe"
+    found = str(exe) if exe.exists() else shutil.which("reframe")
+    if not found:
+        raise SentinelError("the reframe command is not installed (pip install -e .)")
+    return found
+
+
+def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, dict]]:
+    root = repo_root()
+    config = args.config or root / "config" / "settings.py"
+    selection = [a for a in args.selection if a != "--"]
+    reports = []
+    for i in range(1, args.runs + 1):
+        report = workdir / f"calibration-{i}.json"
+        cmd = [_reframe(), "-C", str(config), "-c", str(root / "checks"),
+               "--system", args.partition, *selection, "-r", "--report-file", str(report)]
+        print(f"sentinel calibrate: run {i}/{args.runs}", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if not report.exists():
+            last = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            raise SentinelError(f"run {i}: reframe wrote no report (exit {proc.returncode}): "
+                                + " | ".join(last))
+        reports.append((f"run {i}", json.loads(report.read_text())))
+    return reports
+
+
+def calibrate_command(args: argparse.Namespace) -> int:
+    """Run the selection, compute the references, merge, diff, write."""
+    if args.runs < 2:
+        raise SentinelError("--runs must be at least 2: the tolerance comes from the spread")
+    if ":" not in args.partition:
+        raise SentinelError(f"--partition {args.partition!r}: expected system:partition")
+    system = args.partition.split(":", 1)[0]
+    path = (args.references or references_dir()) / f"{system}.yaml"
+    with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
+        reports = _run_selection(args, Path(tmp))
+    series = calibrate.collect(reports)
+    refs, notes = calibrate.references(series, args.runs, args.k, args.floor, args.variables)
+    if not refs:
+        raise SentinelError("the selection produced no performance values to calibrate")
+    old_text = path.read_text() if path.exists() else ""
+    new_text = calibrate.render(calibrate.merge(calibrate.load(path), refs, args.partition))
+    for note in notes:
+        print(f"note: {note}")
+    print(calibrate.diff(path, old_text, new_text) or f"{path}: unchanged")
+    if not args.dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(new_text)
+        print(f"wrote {len(refs)} references of {args.partition} to {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sentinel`` command."""
+    args = _parser().parse_args(argv)
+    try:
+        return calibrate_command(args)
+    except SentinelError as err:
+        print(f"sentinel {args.command}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

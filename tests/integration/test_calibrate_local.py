@@ -1,0 +1,54 @@
+"""``sentinel calibrate`` on this host: real runs, a real reference file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.integration.conftest import QUICK, need_stack
+
+pytestmark = pytest.mark.integration
+
+SELECTION = [*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core"]
+
+
+def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path):
+    need_stack("openmpi")
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    other = {"MatchingCheck": {"$index": ["$partition", "$environ", "transport_name", "mapping"],
+                               "local:slurm-two": {"openmpi": {"ob1-tcp": {"node": {
+                                   "match_time_tag": [0.5, -0.2, 0.2, "us"]}}}}}}
+    (refs / "local.yaml").write_text(yaml.safe_dump(other))
+    env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path)}
+    if os.geteuid() == 0:  # a local-test environment: never set in a site config
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate",
+                           "--partition", "local:cpu", "--runs", "3", "--references", str(refs),
+                           "--variables", "match_time_.*",
+                           "--", *SELECTION], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"+++ {refs / 'local.yaml'} (after)" in proc.stdout
+    assert "wrote " in proc.stdout and "references of local:cpu" in proc.stdout
+    data = yaml.safe_load((refs / "local.yaml").read_text())
+    check = data["MatchingCheck"]
+    assert check["local:slurm-two"] == other["MatchingCheck"]["local:slurm-two"]  # kept
+    entry = check["local:cpu"]["openmpi"]["ob1-vader"]["core"]
+    median, lower, upper, unit = entry["match_time_tag"]
+    assert median > 0 and unit == "us" and lower == max(-upper, -1.0) and upper >= 0.10
+
+
+
+def test_calibrate_refuses_a_single_run_and_a_bad_partition(tmp_path):
+    for args, message in ((["--partition", "local:cpu", "--runs", "1"],
+                           "--runs must be at least 2: the tolerance comes from the spread"),
+                          (["--partition", "cpu"], "--partition 'cpu': expected system:partition")):
+        proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == f"sentinel calibrate: {message}"

@@ -1,0 +1,123 @@
+"""Reference calibration: medians, robust tolerances, per-partition merge."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from sentinel import calibrate
+from sentinel.errors import SentinelError
+
+NAMES = "$partition/$environ/transport_name/mapping"
+
+
+def _tc(latency: float, bw: float, partition: str = "local:cpu", result: str = "pass",
+        transport: str = "ob1-vader") -> dict:
+    return {
+        "name": f"Pt2ptCheck %transport={transport} %mapping=core", "result": result,
+        "fail_reason": "sanity error: boom" if result == "fail" else None,
+        "reference_index_names": NAMES,
+        "reference_index_values": f"{partition}/openmpi/{transport}/core",
+        "perfvalues": {
+            f"{partition}:latency_8B": [latency, 0, None, None, "us", "pass"],
+            f"{partition}:bw_peak": [bw, 0, None, None, "MB/s", "pass"],
+        },
+    }
+
+
+def _reports(rows: list[tuple[float, float]], **kw) -> list[tuple[str, dict]]:
+    return [(f"run {i}", {"runs": [{"testcases": [_tc(lat, bw, **kw)]}]})
+            for i, (lat, bw) in enumerate(rows, 1)]
+
+
+RUNS = [(0.20, 10000), (0.21, 10400), (0.19, 9800), (0.20, 10100), (0.35, 10050)]
+
+
+def test_median_and_robust_tolerance_ignore_one_outlier_run():
+    refs, notes = calibrate.references(calibrate.collect(_reports(RUNS)), runs=5)
+    assert notes == []
+    by_var = {k.variable: v for k, v in refs.items()}
+    # latency: median 0.20, MAD 0.01 -> 5 * 1.4826 * 0.01 / 0.20 = 0.371
+    assert by_var["latency_8B"] == [0.2, -0.371, 0.371, "us"]
+    # bandwidth: MAD 100 -> 0.074 below the 10 % floor
+    assert by_var["bw_peak"] == [10050.0, -0.1, 0.1, "MB/s"]
+
+
+def test_tolerance_floor_and_k():
+    assert calibrate.tolerance([1.0, 1.0, 1.0]) == calibrate.DEFAULT_FLOOR
+    assert calibrate.tolerance([1.0, 1.1, 0.9], k=1, floor=0.0) == pytest.approx(0.14826)
+
+
+def test_failed_test_in_a_calibration_run_is_an_error():
+    reports = _reports(RUNS[:2]) + _reports([(0.2, 1e4)], result="fail")
+    with pytest.raises(SentinelError, match=r"run 1: Pt2ptCheck %transport=ob1-vader "
+                                            r"%mapping=core failed during calibration "
+                                            r"\(sanity error: boom\)"):
+        calibrate.collect(reports)
+
+
+def test_variable_missing_from_some_runs_or_non_positive_is_left_out_with_a_note():
+    series = calibrate.collect(_reports(RUNS[:3]))
+    refs, notes = calibrate.references(series, runs=5)
+    assert refs == {}
+    assert notes[0].endswith("bw_peak: in 3 of 5 runs, not calibrated")
+    series = calibrate.collect(_reports([(0.0, 1.0), (0.0, 1.0)]))
+    _, notes = calibrate.references(series, runs=2)
+    assert "latency_8B: median 0 <= 0, no relative band, not calibrated" in notes[0]
+
+
+def test_merge_replaces_only_the_calibrated_partition():
+    existing = {
+        "Pt2ptCheck": {"$index": NAMES.split("/"),
+                       "local:cpu": {"openmpi": {"ob1-tcp": {"core": {"latency_8B": [9]}}}},
+                       "local:slurm-two": {"openmpi": {"ob1-tcp": {"node": {"bw_peak": [1]}}}}},
+        "MatchingCheck": {"$index": NAMES.split("/"), "local:cpu": {"x": 1}},
+    }
+    refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), runs=5)
+    merged = calibrate.merge(existing, refs, "local:cpu")
+    assert merged["MatchingCheck"] == existing["MatchingCheck"]
+    pt = merged["Pt2ptCheck"]
+    assert pt["local:slurm-two"] == existing["Pt2ptCheck"]["local:slurm-two"]
+    assert pt["local:cpu"] == {"openmpi": {"ob1-vader": {"core": {
+        "bw_peak": [10050.0, -0.1, 0.1, "MB/s"], "latency_8B": [0.2, -0.371, 0.371, "us"]}}}}
+    text = calibrate.render(merged)
+    assert yaml.safe_load(text) == merged  # the file reads back as written
+
+
+def test_merge_refuses_another_partition_and_a_different_index():
+    refs, _ = calibrate.references(calibrate.collect(_reports(RUNS, partition="local:x")), 5)
+    with pytest.raises(SentinelError, match="ran on local:x, not on the calibrated partition"):
+        calibrate.merge({}, refs, "local:cpu")
+    refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), 5)
+    with pytest.raises(SentinelError, match=r"\$index \['\$partition'\] is not the check's"):
+        calibrate.merge({"Pt2ptCheck": {"$index": ["$partition"]}}, refs, "local:cpu")
+
+
+def test_diff_shows_the_change(tmp_path):
+    path = tmp_path / "local.yaml"
+    out = calibrate.diff(path, "a: 1\n", "a: 2\n")
+    assert f"--- {path} (before)" in out and "-a: 1" in out and "+a: 2" in out
+
+
+def test_bad_reference_file_is_named(tmp_path):
+    path = tmp_path / "local.yaml"
+    path.write_text("Pt2ptCheck: [unclosed\n")
+    with pytest.raises(SentinelError, match=f"{path}: not valid YAML"):
+        calibrate.load(path)
+
+
+def test_lower_bound_is_capped_at_minus_one_as_reframe_requires():
+    rows = [(1.0, 1.0), (1.3, 1.0), (0.8, 1.0), (1.0, 1.0), (1.2, 1.0), (0.7, 1.0)]
+    refs, _ = calibrate.references(calibrate.collect(_reports(rows)), runs=6)
+    lat = next(v for k, v in refs.items() if k.variable == "latency_8B")
+    assert lat[0] == 1.0 and lat[1] == -1.0 and lat[2] == 1.483
+
+
+def test_unresolved_variable_is_left_out_and_selection_by_regex():
+    rows = [(0.01, 1.0), (-0.02, 1.0), (0.03, 1.0), (0.0, 1.0), (0.05, 1.0)]
+    refs, notes = calibrate.references(calibrate.collect(_reports(rows)), runs=5)
+    assert [k.variable for k in refs] == ["bw_peak"]
+    assert "latency_8B: spread (1.4826 MAD) above the median 0.01: not a stable quantity" \
+        in notes[0]
+    refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), 5, variables="bw_.*")
+    assert [k.variable for k in refs] == ["bw_peak"]
