@@ -132,6 +132,20 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
     return out, notes
 
 
+def summary(series: dict[Key, Series], refs: dict[Key, list]) -> list[str]:
+    """One line per calibrated variable: median, relative scaled MAD, band, the runs."""
+    lines = []
+    for key, entry in refs.items():
+        s = series[key]
+        med = statistics.median(s.values)
+        mad = statistics.median(abs(v - med) for v in s.values)
+        runs = " ".join(f"{v:.5g}" for v in s.values)
+        lines.append(f"{key.check} {'/'.join(key.index_values)} {key.variable}: median "
+                     f"{entry[0]:g} {s.unit}, 1.4826 MAD {100 * MAD_TO_SIGMA * mad / med:.1f} %, "
+                     f"band +/-{100 * entry[2]:.1f} %, runs {runs}")
+    return lines
+
+
 def _round(x: float) -> float:
     return float(f"{x:.5g}")
 

@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--references", type=Path, default=None,
                    help="reference directory (default $SENTINEL_REFERENCES or config/references)")
     c.add_argument("--config", type=Path, default=None, help="ReFrame configuration file")
+    c.add_argument("--checks", type=Path, action="append", default=None,
+                   help="check file or directory to load, repeatable (default: checks/; "
+                        "naming the file of the selected checks saves loading the others)")
     c.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     c.add_argument("selection", nargs=argparse.REMAINDER,
                    help="after --: reframe options selecting the checks (-n, -p, -S, --mode)")
@@ -58,10 +61,11 @@ def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, d
     root = repo_root()
     config = args.config or root / "config" / "settings.py"
     selection = [a for a in args.selection if a != "--"]
+    checks = [x for path in (args.checks or [root / "checks"]) for x in ("-c", str(path))]
     reports = []
     for i in range(1, args.runs + 1):
         report = workdir / f"calibration-{i}.json"
-        cmd = [_reframe(), "-C", str(config), "-c", str(root / "checks"),
+        cmd = [_reframe(), "-C", str(config), *checks,
                "--system", args.partition, *selection, "-r", "--report-file", str(report)]
         print(f"sentinel calibrate: run {i}/{args.runs}", file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -79,6 +83,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
         raise SentinelError("--runs must be at least 2: the tolerance comes from the spread")
     if ":" not in args.partition:
         raise SentinelError(f"--partition {args.partition!r}: expected system:partition")
+    for path in args.checks or []:
+        if not path.exists():
+            raise SentinelError(f"--checks {path}: no such file or directory")
     system = args.partition.split(":", 1)[0]
     path = (args.references or references_dir()) / f"{system}.yaml"
     with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
@@ -89,6 +96,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
         raise SentinelError("the selection produced no performance values to calibrate")
     old_text = path.read_text() if path.exists() else ""
     new_text = calibrate.render(calibrate.merge(calibrate.load(path), refs, args.partition))
+    for line in calibrate.summary(series, refs):
+        print(line)
     for note in notes:
         print(f"note: {note}")
     print(calibrate.diff(path, old_text, new_text) or f"{path}: unchanged")

@@ -41,8 +41,11 @@ class Run:
 
 
 def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
-            env: dict[str, str] | None = None, checks: tuple[str, ...] = ()) -> Run:
+            env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
+            prefix: tuple[str, ...] = ()) -> Run:
     """Run reframe with its output (reports, stage, database) under ``out``.
+
+    ``prefix`` runs it through another command (``ip netns exec NAME``).
 
     ``checks`` names the files of ``checks/`` to load (default: all). ReFrame
     4.10 spends about 20 ms instantiating each test variant, so a test that
@@ -53,7 +56,7 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
     run_env = {**os.environ, "SENTINEL_OUTPUT": str(out), **(env or {})}
     if os.geteuid() == 0:  # a local-test environment: never set in a site config
         run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.run([REFRAME, "-C", str(config), *check_args, *args],
+    proc = subprocess.run([*prefix, REFRAME, "-C", str(config), *check_args, *args],
                           capture_output=True, text=True, env=run_env, timeout=900, cwd=out)
     reports = sorted((out / "reports").glob("run-report-*.json"), key=os.path.getmtime)
     report = json.loads(reports[-1].read_text()) if reports else {}

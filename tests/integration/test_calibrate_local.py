@@ -9,6 +9,7 @@ import sys
 import pytest
 import yaml
 
+from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, need_stack
 
 pytestmark = pytest.mark.integration
@@ -30,6 +31,7 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate",
                            "--partition", "local:cpu", "--runs", "3", "--references", str(refs),
                            "--variables", "match_time_.*",
+                           "--checks", str(ROOT / "checks" / "matching.py"),
                            "--", *SELECTION], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -43,11 +45,12 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     assert median > 0 and unit == "us" and lower == max(-upper, -1.0) and upper >= 0.10
 
 
-
-def test_calibrate_refuses_a_single_run_and_a_bad_partition(tmp_path):
+def test_calibrate_refuses_a_single_run_a_bad_partition_and_missing_checks(tmp_path):
     for args, message in ((["--partition", "local:cpu", "--runs", "1"],
                            "--runs must be at least 2: the tolerance comes from the spread"),
-                          (["--partition", "cpu"], "--partition 'cpu': expected system:partition")):
+                          (["--partition", "cpu"], "--partition 'cpu': expected system:partition"),
+                          (["--partition", "local:cpu", "--checks", "checks/nope.py"],
+                           "--checks checks/nope.py: no such file or directory")):
         proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate", *args],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 1

@@ -121,3 +121,12 @@ def test_unresolved_variable_is_left_out_and_selection_by_regex():
         in notes[0]
     refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), 5, variables="bw_.*")
     assert [k.variable for k in refs] == ["bw_peak"]
+
+
+def test_summary_shows_the_runs_behind_each_band():
+    series = calibrate.collect(_reports(RUNS))
+    refs, _ = calibrate.references(series, runs=5)
+    lines = calibrate.summary(series, refs)
+    assert ("Pt2ptCheck local:cpu/openmpi/ob1-vader/core latency_8B: median 0.2 us, "
+            "1.4826 MAD 7.4 %, band +/-37.1 %, runs 0.2 0.21 0.19 0.2 0.35") in lines
+    assert len(lines) == 2
