@@ -6,6 +6,7 @@ the results database in ``var/``.
 """
 
 import os
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,14 +46,24 @@ general = [{
     "save_log_files": False,
 }]
 
+#: The last 7 nights (sessions run with --mode nightly), aggregated by median.
+NIGHTLY_COMPARE = 'now-7d:now?mode=="nightly"/median:/+result'
+
 modes = [
     # Smoke run on a small machine (make run, CI): the suite's own benchmarks
     # and IMB; OSU (one test per benchmark) runs in nightly and acceptance.
     {"name": "quick", "options": ["--tag", "nightly", "--exclude-tag", "osu",
                                 "--exclude-tag", "source", *QUICK]},
-    # What a site runs every night: seed parameters, short message sizes.
+    # What a site runs every night: seed parameters, short message sizes. A
+    # failed test is retried once (a transient slowdown does not repeat, a
+    # regression does); the session is marked for comparisons with past
+    # nights, and the end-of-run table compares with their median.
     {"name": "nightly", "options": [
         "--tag", "nightly",
+        "--max-retries=1",
+        "--session-extras=mode=nightly",
+        # ReFrame shlex-splits mode options: keep the filter's quotes.
+        shlex.quote(f"--performance-report={NIGHTLY_COMPARE}"),
         "-S", "MatchingCheck.lengths=10,1000",
         "-S", "time_limit=10m",
     ]},
@@ -64,7 +75,8 @@ modes = [
 
 storage = [{
     "enable": True,
-    "sqlite_db_file": str(VAR / "results.db"),
+    # A site keeps the history on a shared path: SENTINEL_RESULTS_DB=/path/results.db
+    "sqlite_db_file": os.environ.get("SENTINEL_RESULTS_DB", str(VAR / "results.db")),
 }]
 
 logging = [{

@@ -27,7 +27,11 @@ def unavailable() -> str | None:
     for tool in ("ip", "tc", "taskset"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (apt install iproute2 util-linux)"
-    return None
+    try:
+        with namespace(f"sentinel-probe-{os.getpid()}", rate="1gbit"):
+            return None
+    except RuntimeError as err:  # no CAP_NET_ADMIN in a container, no sch_tbf
+        return f"cannot create a rate-limited network namespace here: {err}"
 
 
 def _run(cmd: list[str]) -> None:
