@@ -45,7 +45,21 @@ def _spack_prefix(test: rfm.RegressionTest, spec: str) -> str:
     return install_prefix(spack_setup(test.current_environ), spec, env_vars)
 
 
-class BenchBuild(rfm.CompileOnlyRegressionTest):
+class SpackRecord(rfm.RegressionMixin):
+    """What a build recorded of its Spack install (empty for wrapper builds)."""
+
+    #: The Spack spec installed.
+    #:
+    #: :type: :class:`str`
+    spack_spec = variable(str, value="", loggable=True)
+
+    #: Where Spack installed it (known after the build).
+    #:
+    #: :type: :class:`str`
+    install_prefix = variable(str, value="", loggable=True)
+
+
+class BenchBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
     """Compile one of the suite's C benchmarks.
 
     In a ``+spack`` environment through Spack (``sentinel-bench bench=<bench>
@@ -58,16 +72,6 @@ class BenchBuild(rfm.CompileOnlyRegressionTest):
     #: :type: :class:`str`
     #: :default: required
     bench = variable(str)
-
-    #: The Spack spec built (``+spack`` environments only).
-    #:
-    #: :type: :class:`str`
-    spack_spec = variable(str, value="", loggable=True)
-
-    #: Where Spack installed it (``+spack`` environments only).
-    #:
-    #: :type: :class:`str`
-    install_prefix = variable(str, value="", loggable=True)
 
     valid_systems = ["*"]
     valid_prog_environs = ["*"]
@@ -250,7 +254,7 @@ class ImbBuild(ReleaseBuild):
     source = fixture(FetchImb, scope="session")
 
 
-class SpackSuiteBuild(rfm.CompileOnlyRegressionTest):
+class SpackSuiteBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
     """Install a standard suite from the environment's Spack environment.
 
     Only for ``+spack`` environments: the spec (``osu-micro-benchmarks
@@ -268,16 +272,6 @@ class SpackSuiteBuild(rfm.CompileOnlyRegressionTest):
     #: :type: :class:`str`
     #: :default: required
     program = variable(str)
-
-    #: The Spack spec installed.
-    #:
-    #: :type: :class:`str`
-    spack_spec = variable(str, value="", loggable=True)
-
-    #: Where Spack installed it (known after the build).
-    #:
-    #: :type: :class:`str`
-    install_prefix = variable(str, value="", loggable=True)
 
     valid_systems = ["*"]
     valid_prog_environs = ["+spack"]
