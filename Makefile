@@ -12,7 +12,7 @@ IMPI_VENV := .venv-impi
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
 # The tests also start a real Slurm (tests/cluster/slurm.py).
-TEST_APT_PACKAGES := slurm-wlm munge iproute2
+TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2
 
 # Open MPI refuses to start as root unless told; only this Makefile's own
 # runs (local runs and tests) set it, never a site configuration.

@@ -23,7 +23,8 @@ environment puts its own ``mpirun`` first on PATH) and one environment per
 detected MPI. When a Slurm controller answers (``scontrol ping``, with the
 cluster ``SLURM_CONF`` names; ``SENTINEL_SLURM=no`` disables), one more
 partition per Slurm partition, ``slurm-<name>`` (feature ``slurm``, srun
-with PMIx for Open MPI and PMI-2 for MPICH, ``num_nodes`` from sinfo).
+with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, ``num_nodes`` from
+sinfo; Intel MPI only where Slurm's libpmi2 is installed).
 Environment features: ``mpi``, the family and every transport name it
 offers; checks select on them, never on the system name.
 """
@@ -117,10 +118,22 @@ if not _stacks:
     environments = [{"name": "no-mpi", "target_systems": ["local"]}]
 
 #: How srun starts each family here: Open MPI through PMIx, MPICH through
-#: PMI-2 (without it MPICH starts singletons). Intel MPI needs a PMI-2
-#: library (I_MPI_PMI_LIBRARY) that Debian's Slurm does not ship: it is not
-#: put on the Slurm partitions.
-_SRUN_MPI = {"openmpi": "--mpi=pmix", "mpich": "--mpi=pmi2"}
+#: PMI-2 (without it MPICH starts singletons), Intel MPI through Slurm's PMI-2
+#: client library (I_MPI_PMI_LIBRARY; Debian: libpmi2-0) when it is installed.
+_SRUN_MPI = {"openmpi": "--mpi=pmix", "mpich": "--mpi=pmi2", "intelmpi": "--mpi=pmi2"}
+
+
+def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> list[dict]:
+    """The environments of a Slurm partition: each family with its srun options."""
+    out = []
+    for env in envs:
+        name = env["name"]
+        if name not in _SRUN_MPI or (name == "intelmpi" and not pmi2):
+            continue
+        env_vars = env["env_vars"] + ([["I_MPI_PMI_LIBRARY", pmi2]] if name == "intelmpi" else [])
+        out.append({**env, "target_systems": [f"local:slurm-{partition}"], "env_vars": env_vars,
+                    "extras": {**env["extras"], "launcher_options": [_SRUN_MPI[name]]}})
+    return out
 
 
 def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
@@ -137,7 +150,8 @@ def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
         "scheduler": "squeue",  # 'slurm' calls sacct, which needs accounting
         "launcher": "srun",
         "access": [f"--partition={part.name}"],
-        "environs": [e["name"] for e in environments if e.get("name") in _SRUN_MPI],
+        "environs": [e["name"] for e in environments
+                     if f"local:slurm-{part.name}" in e["target_systems"]],
         "features": ["mpi", "slurm"],
         "extras": {"num_nodes": part.nodes},
         "processor": processor,
@@ -147,11 +161,15 @@ def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
 
 _host = detect.cpu_topology()
 _slurm = detect.slurm() if _stacks and os.environ.get("SENTINEL_SLURM", "auto") != "no" else []
-for _part in _slurm:
-    for _env in [e for e in environments if e["name"] in _SRUN_MPI]:
-        environments.append({**_env, "target_systems": [f"local:slurm-{_part.name}"],
-                             "extras": {**_env["extras"],
-                                        "launcher_options": [_SRUN_MPI[_env["name"]]]}})
+_pmi2 = detect.slurm_pmi2_library() if _slurm else None
+if _slurm and not _pmi2:
+    for _env in environments:
+        if _env["name"] == "intelmpi":
+            _env["extras"]["detection_notes"] = "; ".join(filter(None, [
+                _env["extras"]["detection_notes"],
+                "not on the Slurm partitions: Slurm's PMI-2 library libpmi2.so is not "
+                "installed (apt install libpmi2-0, or set SENTINEL_SLURM_PMI2)"]))
+environments += [e for p in _slurm for e in _srun_environments(environments, p.name, _pmi2)]
 
 system = {
     "name": "local",
@@ -164,7 +182,7 @@ system = {
         "descr": "All cores of this host",
         "scheduler": "local",
         "launcher": "mpirun",
-        "environs": [e["name"] for e in environments],
+        "environs": [e["name"] for e in environments if "local" in e["target_systems"]],
         "features": ["mpi"] if _stacks else [],
         "processor": _host,
         "max_jobs": 1,

@@ -45,7 +45,7 @@ def _spack_prefix(test: rfm.RegressionTest, spec: str) -> str:
     return install_prefix(spack_setup(test.current_environ), spec, env_vars)
 
 
-class SpackRecord(rfm.RegressionMixin):
+class SpackRecord(rfm.RegressionTestPlugin):
     """What a build recorded of its Spack install (empty for wrapper builds)."""
 
     #: The Spack spec installed.

@@ -177,29 +177,37 @@ def intelmpi(root: Path | None) -> MpiStack | None:
 
 @dataclass(frozen=True)
 class SlurmPartition:
-    """A Slurm partition as ``sinfo`` reports it."""
+    """A Slurm partition: its node count and the CPUs a job gets on its smallest node."""
 
     name: str
     nodes: int
     cpus_per_node: int
 
 
-def parse_sinfo(text: str) -> list[SlurmPartition]:
-    """Partitions from ``sinfo -h -o '%R %D %c'`` (name, nodes, CPUs per node)."""
-    parts = {}
+def parse_node_cpus(text: str) -> dict[str, int]:
+    """CPUs a job can use per node, from ``scontrol -o show nodes``.
+
+    ``CPUEfctv`` (Slurm 22.05+) leaves out the CPUs reserved by core
+    specialisation (``CpuSpecList``); older Slurm reports ``CPUTot`` only.
+    """
+    cpus = {}
+    for line in text.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        count = fields.get("CPUEfctv", fields.get("CPUTot", ""))
+        if "NodeName" in fields and count.isdigit():
+            cpus[fields["NodeName"]] = int(count)
+    return cpus
+
+
+def parse_sinfo(text: str, node_cpus: dict[str, int]) -> list[SlurmPartition]:
+    """Partitions from ``sinfo -h -N -o '%R %N'`` (a line per partition and node)."""
+    members: dict[str, list[str]] = {}
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) != 3 or not fields[1].isdigit():
-            continue
-        cpus = int(fields[2].rstrip("+"))
-        name = fields[0]
-        if name in parts:  # one line per node-state group: add the nodes up
-            prev = parts[name]
-            parts[name] = SlurmPartition(name, prev.nodes + int(fields[1]),
-                                         min(prev.cpus_per_node, cpus))
-        else:
-            parts[name] = SlurmPartition(name, int(fields[1]), cpus)
-    return list(parts.values())
+        if len(fields) == 2 and fields[1] in node_cpus:
+            members.setdefault(fields[0], []).append(fields[1])
+    return [SlurmPartition(name, len(nodes), min(node_cpus[n] for n in nodes))
+            for name, nodes in members.items()]
 
 
 def slurm() -> list[SlurmPartition]:
@@ -217,5 +225,28 @@ def slurm() -> list[SlurmPartition]:
     rc, out = _run([scontrol, "ping"])
     if rc != 0 or " is UP" not in out:
         return []
-    rc, out = _run([sinfo, "-h", "-o", "%R %D %c"])
-    return parse_sinfo(out) if rc == 0 else []
+    rc, nodes = _run([scontrol, "-o", "show", "nodes"])
+    rc2, out = _run([sinfo, "-h", "-N", "-o", "%R %N"])
+    return parse_sinfo(out, parse_node_cpus(nodes)) if rc == rc2 == 0 else []
+
+
+def parse_pmi2_library(ldconfig: str) -> str | None:
+    """Slurm's PMI-2 client library from ``ldconfig -p`` output, if installed."""
+    m = re.search(r"^\s*libpmi2\.so(?:\.\d+)*\s.*=>\s*(\S+)$", ldconfig, re.MULTILINE)
+    return m.group(1) if m else None
+
+
+def slurm_pmi2_library() -> str | None:
+    """Where Slurm's ``libpmi2.so`` is (Debian: libpmi2-0), for Intel MPI under srun.
+
+    ``SENTINEL_SLURM_PMI2`` names it explicitly (a site's Slurm in its own prefix).
+    """
+    explicit = os.environ.get("SENTINEL_SLURM_PMI2")
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise ValueError(f"SENTINEL_SLURM_PMI2={explicit}: no such file")
+        return explicit
+    rc, out = _run(["ldconfig", "-p"])
+    if rc != 0:
+        rc, out = _run(["/sbin/ldconfig", "-p"])
+    return parse_pmi2_library(out) if rc == 0 else None

@@ -48,8 +48,20 @@ CAUSES: tuple[tuple[re.Pattern, _Explain], ...] = (
 )
 
 
+#: The suite's own benchmarks print this after their last result, just
+#: before MPI_Finalize.
+_DONE = re.compile(r"^SENTINEL_DONE bench=(\S+)", re.MULTILINE)
+_KILLED = re.compile(r"CANCELLED AT \S+ DUE TO TIME LIMIT|CANCELLED AT \S+( BY \S+)? \*\*\*")
+
+FINALIZE_HANG = "so the ranks hung in MPI_Finalize"
+
+
 def job_end_causes(text: str) -> list[str]:
-    """Every cause found in a job's stdout + stderr, first occurrence each, in order."""
+    """Every cause found in a job's stdout + stderr, first occurrence each, in order.
+
+    A job killed after the benchmark printed its done line has all its
+    results; what hung was MPI_Finalize, and the last cause says so.
+    """
     found: list[tuple[int, str]] = []
     for pattern, explain in CAUSES:
         m = pattern.search(text)
@@ -58,4 +70,7 @@ def job_end_causes(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for _, cause in sorted(found):
         seen.setdefault(cause, None)
+    done = _DONE.search(text)
+    if done and _KILLED.search(text):
+        seen[f"{done[1]} had printed all its results (SENTINEL_DONE), {FINALIZE_HANG}"] = None
     return list(seen)

@@ -6,6 +6,11 @@ Partitions:
 * ``two``: fake nodes ``n1`` and ``n2`` (one CPU each), two slurmd on this
   host with their own ports, so jobs and the ``node`` mapping span two nodes.
 
+A fake node declares all the host's CPUs and reserves all but one for the
+system (``CpuSpecList``): ``n1`` gives jobs CPU 0 and ``n2`` CPU 1. Declared
+with ``CPUs=1``, both would bind their task to CPU 0 and the two "nodes"
+would share one core.
+
 Everything (keys, sockets, state, spool, logs, pid files) lives under one
 directory; nothing touches /etc or systemd. Usage::
 
@@ -24,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 DAEMONS = ("slurmd-n2", "slurmd-n1", "slurmd-c1", "slurmctld", "munged")
@@ -33,6 +39,15 @@ PORTS = {"ctld": 16817, "c1": 16818, "n1": 17001, "n2": 17002}
 
 class ClusterError(RuntimeError):
     """The cluster could not be brought up; the message says which daemon and why."""
+
+
+def _fake_cpus(cpus: int, own: int) -> str:
+    """The CPU part of a fake node's line: job CPU ``own``, the others reserved."""
+    if cpus < 2:
+        return "CPUs=1 State=UNKNOWN"
+    spec = ",".join(str(c) for c in range(cpus) if c != own)
+    return (f"CPUs={cpus} CoresPerSocket={cpus} ThreadsPerCore=1 CpuSpecList={spec} "
+            "State=UNKNOWN")
 
 
 def _conf(root: Path, cpus: int) -> str:
@@ -69,8 +84,8 @@ KillWait=5
 MinJobAge=60
 NodeName=c1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['c1']} CPUs={cpus} \
 CoresPerSocket={cpus} ThreadsPerCore=1 State=UNKNOWN
-NodeName=n1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n1']} CPUs=1 State=UNKNOWN
-NodeName=n2 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n2']} CPUs=1 State=UNKNOWN
+NodeName=n1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n1']} {_fake_cpus(cpus, 0)}
+NodeName=n2 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n2']} {_fake_cpus(cpus, 1)}
 PartitionName=one Nodes=c1 Default=YES MaxTime=60 State=UP
 PartitionName=two Nodes=n1,n2 MaxTime=60 State=UP
 """
@@ -92,7 +107,8 @@ def _start(name: str, argv: list[str], root: Path, env: dict[str, str]) -> None:
                            f"{(proc.stderr or proc.stdout).strip()} {' | '.join(tail)}")
 
 
-def _wait(what: str, ready, timeout: float = 30.0) -> None:
+def wait(what: str, ready: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``ready`` until it holds; ClusterError naming ``what`` after ``timeout`` s."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if ready():
@@ -101,7 +117,8 @@ def _wait(what: str, ready, timeout: float = 30.0) -> None:
     raise ClusterError(f"{what} not ready after {timeout:.0f} s")
 
 
-def _nodes_idle(env: dict[str, str]) -> bool:
+def nodes_idle(env: dict[str, str]) -> bool:
+    """Whether sinfo shows every node (c1, n1, n2) idle."""
     proc = subprocess.run([_need("sinfo"), "-h", "-N", "-o", "%N %t"], capture_output=True,
                           text=True, env=env, timeout=30)
     states = dict(line.split() for line in proc.stdout.splitlines() if line.strip())
@@ -131,7 +148,7 @@ def up(root: Path) -> Path:
     _start("slurmctld", [_need("slurmctld"), "-f", str(conf)], root, env)
     for node in NODES:
         _start(f"slurmd-{node}", [_need("slurmd"), "-f", str(conf), "-N", node], root, env)
-    _wait("Slurm nodes c1, n1, n2 (sinfo: idle)", lambda: _nodes_idle(env))
+    wait("Slurm nodes c1, n1, n2 (sinfo: idle)", lambda: nodes_idle(env))
     return conf
 
 

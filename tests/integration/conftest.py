@@ -13,6 +13,7 @@ import pytest
 
 from sentinel import detect
 from sentinel.paths import launchers_dir
+from sentinel.verdicts import last_attempts
 from tests.conftest import ROOT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
@@ -29,9 +30,11 @@ class Run:
     out: Path  # SENTINEL_OUTPUT of the run (reports/, var/)
 
     def cases(self, check: str = "", **match) -> list[dict]:
-        """Test cases of class ``check`` whose report fields equal ``match``."""
-        return [tc for run in self.report.get("runs", [])[-1:] for tc in run["testcases"]
-                if tc["name"].startswith(check)
+        """Test cases of class ``check`` whose report fields equal ``match``.
+
+        A test case retried (``--max-retries``) appears as its last attempt.
+        """
+        return [tc for tc in last_attempts(self.report) if tc["name"].startswith(check)
                 and all(tc.get(k) == v for k, v in match.items())]
 
     def case(self, check: str = "", **match) -> dict:

@@ -7,12 +7,18 @@ one CPU each), so the ``node`` mapping really spans two Slurm nodes.
 from __future__ import annotations
 
 import os
+import re
+import runpy
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from sentinel import detect
+from sentinel.mixins import MPICH_FINALIZE_NOTE
 from tests.cluster import slurm
+from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe
 
 pytestmark = pytest.mark.integration
@@ -57,19 +63,96 @@ def test_slurm_partitions_are_detected_from_the_controller(cluster, tmp_path):
     assert none.returncode == 0 and "slurm-" not in none.output
 
 
-@pytest.mark.parametrize("family,transport", [("openmpi", "ob1-tcp"), ("mpich", "ucx-tcp")])
-def test_node_mapping_spans_two_slurm_nodes(cluster, tmp_path, family, transport):
-    need_stack(family)
-    run = _run(cluster, tmp_path, "two", f"MatchingCheck.*transport={transport}.*mapping=node")
-    tc = run.case("MatchingCheck", environ=family, mapping="node")
-    assert tc["result"] == "pass", tc.get("fail_reason")
+@pytest.fixture(scope="module")
+def nightly_two(cluster, tmp_path_factory):
+    """The nightly selection on partition ``two``, at quick mode's sizes."""
+    need_stack("openmpi")
+    need_stack("mpich")
+    quick = runpy.run_path(str(ROOT / "config" / "common.py"))["QUICK"]
+    return reframe(["--mode", "nightly", *quick, "-S", "Pt2ptCheck.max_size=65536",
+                    "-S", "time_limit=1m", "--system", "local:slurm-two", "-r"],
+                   tmp_path_factory.mktemp("nightly-two"), env={"SLURM_CONF": str(cluster)})
+
+
+def need_pmi2() -> None:
+    """Skip (fail where CI requires Slurm) without Slurm's PMI-2 library for Intel MPI."""
+    if detect.slurm_pmi2_library():
+        return
+    msg = "Slurm's libpmi2.so is not installed (apt install libpmi2-0; make test installs it)"
+    if "slurm" in REQUIRED:
+        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
+    pytest.skip(msg)
+
+
+def _affinity(tc: dict) -> dict[str, str]:
+    """Host and CPUs of each rank, from the benchmark's SENTINEL_AFFINITY lines."""
     out = (Path(tc["outputdir"]) / "rfm_job.out").read_text()
-    assert {"host=n1", "host=n2"} <= set(out.split()), out[:400]
-    # One CPU per fake node: two ranks cannot share one, so core is skipped.
-    (tmp_path / "core").mkdir()
-    run = _run(cluster, tmp_path / "core", "two", f"MatchingCheck.*{transport}.*mapping=core")
-    core = run.case("MatchingCheck", environ=family, mapping="core")
+    lines = re.findall(r"SENTINEL_AFFINITY rank=(\d+) host=(\S+) cpus=(\S+)", out)
+    return {rank: f"{host}:{cpus}" for rank, host, cpus in lines}
+
+
+def _mpich_finalize_hang(tc: dict) -> bool:
+    """MPICH 4.0's ch4:ucx deadlock in MPI_Finalize, diagnosed as such (see README)."""
+    return (tc["environ"] == "mpich" and tc["result"] == "fail"
+            and MPICH_FINALIZE_NOTE in (tc.get("fail_reason") or ""))
+
+
+def _xfail_if_mpich_hung(cases: list[dict]) -> None:
+    hung = [tc["display_name"] for tc in cases if _mpich_finalize_hang(tc)]
+    if hung:
+        pytest.xfail(f"MPICH 4.0 hung in MPI_Finalize at both attempts of {hung} "
+                     "(pmodels/mpich#6596); the diagnosis named it")
+
+
+def test_nightly_selection_passes_through_slurm(nightly_two):
+    run = nightly_two
+    cases = run.cases()
+    assert {(tc["system"], tc["partition"]) for tc in cases} == {("local", "slurm-two")}
+    failed = [tc for tc in cases if tc["result"] not in ("pass", "skip")]
+    assert all(_mpich_finalize_hang(tc) for tc in failed), run.output[-3000:]
+    assert run.returncode == 0 or failed
+    ran = {tc["name"].split()[0] for tc in cases if tc["result"] == "pass"}
+    assert {"BenchBuild", "MatchingCheck", "Pt2ptCheck"} <= ran
+    # ReFrame prints why each test case was skipped; none is silent.
+    console = re.sub(r"\x1b\[[0-9;]*m", "", run.output)
+    skips = [line for line in console.splitlines() if line.startswith("[     SKIP ]")]
+    assert len(skips) == sum(tc["result"] == "skip" for tc in cases)
+    assert all(re.search(r"@local:slurm-two\+\S+ \[.+\]$", line) for line in skips), skips
+    _xfail_if_mpich_hung(failed)
+
+
+@pytest.mark.parametrize("check", ["MatchingCheck", "Pt2ptCheck"])
+@pytest.mark.parametrize("family,transport", [("openmpi", "ob1-tcp"), ("mpich", "ucx-tcp"),
+                                              ("intelmpi", "ofi-tcp")])
+def test_node_mapping_spans_two_slurm_nodes(nightly_two, check, family, transport):
+    if family == "intelmpi":
+        need_stack("intelmpi")
+        need_pmi2()
+    tc = nightly_two.case(check, environ=family, transport=transport, mapping="node")
+    _xfail_if_mpich_hung([tc])
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    # One rank per node, each on the CPU its node gives jobs: not one shared core.
+    assert _affinity(tc) == {"0": "n1:0", "1": "n2:1"}
+    # One CPU per node: two ranks cannot share a node, so core is skipped.
+    core = nightly_two.case(check, environ=family, transport=transport, mapping="core")
     assert core["result"] == "skip"
+
+
+def test_a_down_node_is_named(cluster, tmp_path):
+    need_stack("openmpi")
+    env = {**os.environ, "SLURM_CONF": str(cluster)}
+    scontrol = shutil.which("scontrol")
+    subprocess.run([scontrol, "update", "nodename=n2", "state=down", "reason=sentinel-test"],
+                   check=True, env=env, timeout=30)
+    try:
+        run = _run(cluster, tmp_path, "two", "MatchingCheck.*transport=ob1-tcp.*mapping=node")
+    finally:  # Slurm may have returned it already (ReturnToService=2): no check
+        subprocess.run([scontrol, "update", "nodename=n2", "state=resume"], env=env,
+                       capture_output=True, timeout=30)
+        slurm.wait("node n2 back (sinfo: idle)", lambda: slurm.nodes_idle(env))
+    tc = run.case("MatchingCheck", environ="openmpi", mapping="node")
+    assert tc["result"] == "fail"
+    assert "blocked due to reason: ReqNodeNotAvail, UnavailableNodes:n2" in tc["fail_reason"]
 
 
 def test_time_limit_kill_is_reported_as_such(cluster, tmp_path):

@@ -56,3 +56,17 @@ def test_a_clean_run_has_no_cause():
 
 def test_a_task_exiting_with_a_code_is_left_to_the_check():
     assert job_end_causes("srun: error: c1: task 0: Exited with exit code 4\n") == []
+
+
+def test_a_kill_after_the_done_line_is_a_hang_in_finalize():
+    # MPICH 4.0.2 ucx-tcp over srun, both cores busy: all results printed,
+    # then both ranks stayed in MPI_Finalize until the step was cancelled.
+    assert _causes("mpich-finalize-hang.txt") == [
+        "the job was cancelled at 2026-11-22T14:59:59",
+        "srun: task(s) 0 on n1: Killed",
+        "matching had printed all its results (SENTINEL_DONE), so the ranks hung in "
+        "MPI_Finalize",
+    ]
+    # Killed before the done line: a slow or stuck benchmark, not finalize.
+    text = (DATA / "mpich-finalize-hang.txt").read_text().replace("SENTINEL_DONE", "X")
+    assert not any("MPI_Finalize" in c for c in job_end_causes(text))

@@ -87,9 +87,30 @@ def test_detection_leaves_out_development_providers_and_says_so():
                      "(declare ofi-udp in a site configuration to test it)"]
 
 
-def test_sinfo_partitions_add_up_node_state_groups():
-    from sentinel.detect import SlurmPartition, parse_sinfo
+def test_slurm_partitions_take_the_cpus_a_job_gets_on_their_smallest_node():
+    from sentinel.detect import SlurmPartition, parse_node_cpus, parse_sinfo
 
-    text = "one 1 2\ntwo 1 1\ntwo 1 1\nbig 8 48+\ngarbage line\n"
-    assert parse_sinfo(text) == [SlurmPartition("one", 1, 2), SlurmPartition("two", 2, 1),
-                                 SlurmPartition("big", 8, 48)]
+    # Real `scontrol -o show nodes` lines (Slurm 22.05, shortened): n1 reserves
+    # one of its two CPUs (CpuSpecList=1); b1 is an older Slurm without CPUEfctv.
+    nodes = parse_node_cpus(
+        "NodeName=c1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2\n"
+        "NodeName=n1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=1 CPUTot=2 "
+        "CoreSpecCount=1 CPUSpecList=1\n"
+        "NodeName=n2 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=1 CPUTot=2\n"
+        "NodeName=b1 Arch=x86_64 CoresPerSocket=24 CPUAlloc=0 CPUTot=48\n"
+        "NodeName=b2 Arch=x86_64 CoresPerSocket=16 CPUAlloc=0 CPUTot=32\n")
+    assert nodes == {"c1": 2, "n1": 1, "n2": 1, "b1": 48, "b2": 32}
+    text = "one c1\ntwo n1\ntwo n2\nbig b1\nbig b2\nlost x9\ngarbage\n"
+    assert parse_sinfo(text, nodes) == [SlurmPartition("one", 1, 2),
+                                        SlurmPartition("two", 2, 1),
+                                        SlurmPartition("big", 2, 32)]
+
+
+def test_slurm_pmi2_library_is_read_from_the_linker_cache():
+    from sentinel.detect import parse_pmi2_library
+
+    # Real `ldconfig -p` lines (Debian 12 with libpmi2-0 and libpmix2).
+    text = ("\tlibpmix.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpmix.so.2\n"
+            "\tlibpmi2.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpmi2.so.0\n")
+    assert parse_pmi2_library(text) == "/lib/x86_64-linux-gnu/libpmi2.so.0"
+    assert parse_pmi2_library(text.splitlines()[0]) is None
