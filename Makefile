@@ -11,8 +11,9 @@ VENV      := .venv
 IMPI_VENV := .venv-impi
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
-# The tests also start a real Slurm (tests/cluster/slurm.py).
-TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2
+# The tests also start a real Slurm (tests/cluster/slurm.py) and open the
+# HTML report in a headless Chromium.
+TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2 chromium
 
 # Open MPI refuses to start as root unless told; only this Makefile's own
 # runs (local runs and tests) set it, never a site configuration.
@@ -40,9 +41,11 @@ $(IMPI_VENV)/.installed:
 	$(IMPI_VENV)/bin/pip install -q impi-devel
 	touch $@
 
+# The report is written whatever the run's verdict: a failed run needs it most.
 run: setup
 	$(VENV)/bin/reframe -C config/settings.py -c checks --mode $(MODE) -r; \
-	  status=$$?; scripts/where-results.sh; exit $$status
+	  status=$$?; scripts/where-results.sh; \
+	  $(VENV)/bin/sentinel report || status=1; exit $$status
 
 test: setup
 	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)

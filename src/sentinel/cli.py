@@ -1,12 +1,21 @@
 """``sentinel``: a thin layer over reframe for what a site does around runs.
 
     sentinel calibrate --partition local:cpu [--runs 5] -- -n Pt2ptCheck ...
+    sentinel report [RUN_REPORT ...] [--db FILE] [--out DIR]
 
-runs the selection (everything after ``--``, given to reframe as is) on one
+``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
 ``<references>/<system>.yaml`` (median, tolerance from the spread: see
 :mod:`sentinel.calibrate`) and prints the diff. Other partitions' entries
-are never touched. Errors are one line naming what is wrong; exit 1.
+are never touched.
+
+``report`` writes ``sentinel-report.html`` (self-contained), ``.json`` and
+``.csv`` under ``<output>/reports`` from the given run reports (default: the
+newest) and the results database (trends), and prints the headline table.
+A run report that cannot be used is named on stderr and left out; the
+report is written from the rest, and the exit status is 1.
+
+Errors are one line naming what is wrong; exit 1.
 """
 
 from __future__ import annotations
@@ -19,9 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentinel import calibrate
+from sentinel import calibrate, report
 from sentinel.errors import SentinelError
-from sentinel.paths import references_dir, repo_root
+from sentinel.paths import output_dir, references_dir, repo_root, results_db
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     c.add_argument("selection", nargs=argparse.REMAINDER,
                    help="after --: reframe options selecting the checks (-n, -p, -S, --mode)")
+    r = sub.add_parser("report", help="write the HTML report and the JSON/CSV summaries")
+    r.add_argument("reports", type=Path, nargs="*",
+                   help="JSON run reports (default: the newest in <output>/reports)")
+    r.add_argument("--db", type=Path, default=None,
+                   help="results database (default $SENTINEL_RESULTS_DB or "
+                        "<output>/var/results.db)")
+    r.add_argument("--out", type=Path, default=None,
+                   help="directory to write to (default <output>/reports)")
     return p
 
 
@@ -108,10 +125,32 @@ def calibrate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def report_command(args: argparse.Namespace) -> int:
+    """Write the report; name each input that could not be used."""
+    reports = args.reports
+    if not reports:
+        found = sorted((output_dir() / "reports").glob("run-report-*.json"),
+                       key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise SentinelError(f"no run report in {output_dir() / 'reports'}: run reframe "
+                                "first (make run), or name the run reports to use")
+        reports = found[-1:]
+    written = report.build(reports, args.db or results_db(),
+                           args.out or output_dir() / "reports")
+    for line in written.headline:
+        print(line)
+    for problem in written.problems:
+        print(f"sentinel report: left out: {problem}", file=sys.stderr)
+    print(f"report: {written.html}\nsummary: {written.json}, {written.csv}")
+    return 1 if written.problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sentinel`` command."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "report":
+            return report_command(args)
         return calibrate_command(args)
     except SentinelError as err:
         print(f"sentinel {args.command}: {err}", file=sys.stderr)

@@ -37,3 +37,15 @@ def references_dir() -> Path:
 def launchers_dir() -> Path:
     """Wrapper scripts that give each MPI family an ``mpirun`` on PATH."""
     return repo_root() / "config" / "launchers"
+
+
+def output_dir() -> Path:
+    """Where runs write reports/ and var/: ``$SENTINEL_OUTPUT`` or the checkout."""
+    override = os.environ.get("SENTINEL_OUTPUT")
+    return Path(override) if override else repo_root()
+
+
+def results_db() -> Path:
+    """ReFrame's results database: ``$SENTINEL_RESULTS_DB`` or ``<output>/var/results.db``."""
+    override = os.environ.get("SENTINEL_RESULTS_DB")
+    return Path(override) if override else output_dir() / "var" / "results.db"

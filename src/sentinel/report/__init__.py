@@ -1,0 +1,60 @@
+"""``sentinel report``: one self-contained HTML report, a JSON and a CSV summary.
+
+Built from ReFrame's JSON run reports (the verdicts, curves, matching and
+Jacobi results) and its results database (trends over stored sessions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sentinel.report import html, plots, tables
+from sentinel.report.load import Inputs, load_history, load_reports
+
+
+@dataclass(frozen=True)
+class Written:
+    """What ``build`` wrote, and what it could not use."""
+
+    html: Path
+    json: Path
+    csv: Path
+    verdict: str
+    headline: list[str]
+    problems: list[str]
+
+
+def headline(all_rows: list[tables.Row], acc: tables.Acceptance) -> list[str]:
+    """The text summary printed at the end: verdict, then the headline variables."""
+    lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
+             f"{len(acc.failed_cases)} failed test cases)"]
+    for r in all_rows:
+        if plots.HEADLINE.match(r.var.name) and r.var.value is not None:
+            lines.append(f"{r.case.where:34} {r.case.check:13} {r.case.transport:12} "
+                         f"{r.case.mapping:7} {r.var.name:16} {r.var.value:>10.4g} "
+                         f"{r.var.unit:7} {r.verdict}")
+    return lines
+
+
+def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
+    """Read the inputs and write ``sentinel-report.{html,json,csv}`` under ``out_dir``."""
+    inputs = Inputs()
+    load_reports(reports, inputs)
+    if db is not None:
+        load_history(db, inputs)
+    all_rows = tables.rows(inputs.cases)
+    acc = tables.acceptance(inputs.cases)
+    figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
+               "jacobi": plots.jacobi(inputs.cases), "trends": plots.trends(inputs.history)}
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
+                      out_dir / "sentinel-report.csv", acc.verdict,
+                      headline(all_rows, acc), inputs.problems)
+    written.html.write_text(html.page("MPI Sentinel report", generated, inputs, all_rows, acc,
+                                      tables.transport_matrix(inputs.cases), figures))
+    written.json.write_text(tables.summary_json(all_rows, acc, inputs.problems))
+    written.csv.write_text(tables.summary_csv(all_rows))
+    return written

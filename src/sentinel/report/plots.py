@@ -1,0 +1,213 @@
+"""The report's figures, drawn with matplotlib and embedded as PNG data URIs.
+
+Each function returns ``(title, data_uri)`` pairs: nothing is fetched when
+the HTML is opened, so the report works offline and can be mailed.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from collections import defaultdict
+from datetime import datetime, timezone
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: before pyplot is imported
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from sentinel.report.load import Case  # noqa: E402
+
+Figures = list[tuple[str, str]]
+
+#: ``latency_<n>B`` / ``bw_<n>B``; of IMB only PingPong (``pingpong_``): the
+#: collectives' sweeps are not point-to-point curves.
+_CURVE = re.compile(r"^(?P<prefix>(?:pingpong_)?)(?P<kind>latency|bw)_(?P<size>\d+)B$")
+_JACOBI = re.compile(r"^(?P<what>mlups|model_mlups|t_\w+?)_N(?P<n>\d+)$")
+#: Variables followed night after night (the trends section).
+HEADLINE = re.compile(r"^((pingpong_)?latency_8B|bw_peak|bibw_peak|fit_lambda|fit_bw|"
+                      r"match_time_(tag|comm)|mlups_N\d+|model_ratio_N\d+)$")
+
+
+def _png(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _series(case: Case, kind: str) -> dict[str, dict[int, tuple]]:
+    """Per prefix: size -> (value, band) of the ``kind`` curve of one test case."""
+    out: dict[str, dict[int, tuple]] = defaultdict(dict)
+    for var in case.variables.values():
+        m = _CURVE.match(var.name)
+        if m and m["kind"] == kind and var.value is not None and int(m["size"]) > 0:
+            out[m["prefix"]][int(m["size"])] = (var.value, var.band if var.referenced else None)
+    return out
+
+
+def _fit(case: Case, prefix: str) -> tuple[float, float] | None:
+    lam, b = (case.variables.get(f"{prefix}fit_lambda"), case.variables.get(f"{prefix}fit_bw"))
+    if lam and b and lam.value is not None and b.value:
+        return lam.value, b.value
+    return None
+
+
+def _curve_axes(ax, cases: list[Case], kind: str) -> bool:
+    drawn = False
+    for case in sorted(cases, key=lambda c: c.label):
+        for prefix, points in _series(case, kind).items():
+            sizes = sorted(points)
+            values = [points[s][0] for s in sizes]
+            line, = ax.plot(sizes, values, marker=".", label=f"{case.label} {prefix}".strip())
+            drawn = True
+            fit = _fit(case, prefix)
+            if fit:
+                lam, b = fit  # us, MB/s: t = lambda + size / b, size in bytes = 1e-6 MB
+                t = [lam + s / b for s in sizes]
+                ax.plot(sizes, t if kind == "latency" else [s / x for s, x in zip(sizes, t)],
+                        linestyle="--", color=line.get_color(), linewidth=0.8)
+            banded = [(s, points[s][1]) for s in sizes if points[s][1]]
+            if banded:
+                lo = [b[0] if b[0] is not None else points[s][0] for s, b in banded]
+                hi = [b[1] if b[1] is not None else points[s][0] for s, b in banded]
+                ax.fill_between([s for s, _ in banded], lo, hi, color=line.get_color(),
+                                alpha=0.15)
+    return drawn
+
+
+def curves(cases: list[Case]) -> Figures:
+    """Latency and bandwidth against message size, per partition and check.
+
+    Dashed: the fit t = lambda + size/b; shaded: the reference band.
+    """
+    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        if c.result == "pass" and any(_CURVE.match(v) for v in c.variables):
+            groups[(f"{c.system}:{c.partition}", c.check)].append(c)
+    out = []
+    for (part, check), members in sorted(groups.items()):
+        for kind, unit in (("latency", "us"), ("bw", "MB/s")):
+            fig, ax = plt.subplots(figsize=(8, 4.2))
+            if not _curve_axes(ax, members, kind):
+                plt.close(fig)
+                continue
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel(f"{'latency' if kind == 'latency' else 'bandwidth'} ({unit})")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, ncol=2)
+            title = f"{check} {'latency' if kind == 'latency' else 'bandwidth'} on {part}"
+            ax.set_title(title)
+            out.append((title, _png(fig)))
+    return out
+
+
+def matching(cases: list[Case]) -> Figures:
+    """Matching time M (per queue element) of each transport, per partition.
+
+    Bars for the ping-pong pattern, tag and communicator algorithms.
+    """
+    groups: dict[str, list[Case]] = defaultdict(list)
+    for c in cases:
+        if c.check == "MatchingCheck" and c.result == "pass":
+            groups[f"{c.system}:{c.partition}"].append(c)
+    out = []
+    for part, members in sorted(groups.items()):
+        # The ping-pong M per algorithm; the queue-pattern variants are in the table.
+        names = sorted({v for c in members for v in c.variables
+                        if v in ("match_time_tag", "match_time_comm")})
+        if not names:
+            continue
+        members.sort(key=lambda c: c.label)
+        fig, ax = plt.subplots(figsize=(8, 0.5 + 0.35 * len(members) * max(1, len(names))))
+        height = 0.8 / len(names)
+        for i, name in enumerate(names):
+            ys = [j + i * height for j in range(len(members))]
+            xs = [c.variables[name].value or 0 if name in c.variables else 0 for c in members]
+            ax.barh(ys, xs, height=height, label=name)
+        ax.set_yticks([j + 0.4 - height / 2 for j in range(len(members))],
+                      [c.label for c in members], fontsize=7)
+        unit = next(c.variables[n].unit for c in members for n in names if n in c.variables)
+        ax.set_xlabel(f"matching time M ({unit})")
+        ax.legend(fontsize=7)
+        title = f"Message matching time on {part}"
+        ax.set_title(title)
+        out.append((title, _png(fig)))
+    return out
+
+
+def _jacobi_values(case: Case) -> dict[str, dict[int, float]]:
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for var in case.variables.values():
+        m = _JACOBI.match(var.name)
+        if m and var.value is not None:
+            out[m["what"]][int(m["n"])] = var.value
+    return out
+
+
+def jacobi(cases: list[Case]) -> Figures:
+    """Per Jacobi test case: MLUP/s measured and modelled per N; time per phase."""
+    out = []
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        if c.check != "JacobiCheck" or c.result != "pass":
+            continue
+        vals = _jacobi_values(c)
+        if "mlups" not in vals:
+            continue
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+        ns = sorted(vals["mlups"])
+        left.plot(ns, [vals["mlups"][n] for n in ns], marker="o", label="measured")
+        if vals.get("model_mlups"):
+            mn = sorted(vals["model_mlups"])
+            left.plot(mn, [vals["model_mlups"][n] for n in mn], marker="x", linestyle="--",
+                      label="model")
+        left.set_xlabel("ranks N")
+        left.set_ylabel("MLUP/s")
+        left.set_xticks(ns)
+        left.legend(fontsize=7)
+        phases = sorted(k for k in vals if k.startswith("t_") and k != "t_sweep")
+        bottom = [0.0] * len(ns)
+        for phase in phases:
+            heights = [vals[phase].get(n, 0.0) for n in ns]
+            right.bar([str(n) for n in ns], heights, bottom=bottom, label=phase[2:])
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        right.set_xlabel("ranks N")
+        right.set_ylabel("s per iteration")
+        right.legend(fontsize=7)
+        title = f"Jacobi {c.label} on {c.system}:{c.partition}"
+        fig.suptitle(title, fontsize=10)
+        out.append((title, _png(fig)))
+    return out
+
+
+def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
+    """Headline variables over the stored sessions, per partition (one line per test)."""
+    points: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    modes: dict[float, str] = {}
+    for info, cases in history:
+        t = float(info.get("time_start_unix") or 0)
+        modes[t] = str((info.get("extras") or {}).get("mode", ""))
+        for c in cases:
+            for var in c.variables.values():
+                if HEADLINE.match(var.name) and var.value is not None:
+                    key = (f"{c.system}:{c.partition}", var.name)
+                    points[key][f"{c.check} {c.label}"].append((t, var.value))
+    out = []
+    for (part, name), lines in sorted(points.items()):
+        if max(len(v) for v in lines.values()) < 2:
+            continue  # one session is a point, not a trend
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        for label, pts in sorted(lines.items()):
+            ax.plot([datetime.fromtimestamp(t, timezone.utc) for t, _ in pts],
+                    [v for _, v in pts], marker="o", label=label)
+        ax.set_ylabel(name)
+        ax.legend(fontsize=6, ncol=2)
+        fig.autofmt_xdate()
+        title = f"{name} on {part} over {len(set(modes))} stored sessions"
+        ax.set_title(title, fontsize=10)
+        out.append((title, _png(fig)))
+    return out

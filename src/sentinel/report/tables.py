@@ -1,0 +1,139 @@
+"""The report's tables: every variable with its verdict, acceptance, transport matrix.
+
+Pure functions of the loaded test cases; the HTML, JSON and CSV writers
+render what these return.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+
+from sentinel.report.load import Case, Variable
+
+SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
+                  "test", "variable", "value", "unit", "reference", "lower_bound",
+                  "upper_bound", "margin", "verdict")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One performance variable of one test case, with its verdict."""
+
+    case: Case
+    var: Variable
+
+    @property
+    def verdict(self) -> str:
+        """PASS/FAIL against a reference band, or "no reference"."""
+        if not self.var.referenced:
+            return "no reference"
+        return "PASS" if self.var.result == "pass" else "FAIL"
+
+    def as_dict(self) -> dict:
+        """The row as the JSON and CSV summaries give it."""
+        lo, hi = self.var.band
+        c = self.case
+        return {"system": c.system, "partition": c.partition, "environ": c.environ,
+                "check": c.check, "transport": c.transport, "mapping": c.mapping,
+                "test": c.name, "variable": self.var.name, "value": self.var.value,
+                "unit": self.var.unit,
+                "reference": self.var.reference if self.var.referenced else None,
+                "lower_bound": lo, "upper_bound": hi, "margin": self.var.margin,
+                "verdict": self.verdict}
+
+
+def rows(cases: list[Case]) -> list[Row]:
+    """Every variable of every test case, ordered by place, check and name."""
+    out = [Row(c, v) for c in cases for v in c.variables.values()]
+    return sorted(out, key=lambda r: (r.case.where, r.case.check, r.case.transport,
+                                      r.case.mapping, _natural(r.var.name)))
+
+
+def _natural(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Each requirement (a referenced variable) and each failed test case; the verdict."""
+
+    requirements: list[Row]
+    failed_cases: list[Case]
+
+    @property
+    def passed(self) -> bool:
+        """PASS when every requirement holds and no test case failed."""
+        return (not self.failed_cases
+                and all(r.verdict == "PASS" for r in self.requirements))
+
+    @property
+    def verdict(self) -> str:
+        """The overall verdict: PASS, FAIL, or NO REQUIREMENTS when nothing was referenced."""
+        if not self.requirements and not self.failed_cases:
+            return "NO REQUIREMENTS"
+        return "PASS" if self.passed else "FAIL"
+
+
+def acceptance(cases: list[Case]) -> Acceptance:
+    """Requirements are the variables with a reference band."""
+    reqs = [r for r in rows(cases) if r.var.referenced]
+    failed = [c for c in cases if c.result in ("fail", "abort")]
+    return Acceptance(reqs, sorted(failed, key=lambda c: (c.where, c.name)))
+
+
+#: The pt2pt variables shown in the transport matrix (latency, bandwidth).
+MATRIX_VARIABLES = (("latency_8B", "8 B latency"), ("bw_peak", "peak bandwidth"))
+
+
+def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
+    """Rows environ x mapping x transport; per partition, 8 B latency and peak bandwidth.
+
+    From the pt2pt characterisation (Pt2ptCheck): the view of seed 003's tables.
+    """
+    pt2pt = [c for c in cases if c.check == "Pt2ptCheck" and c.result == "pass"]
+    parts = sorted({f"{c.system}:{c.partition}" for c in pt2pt})
+    header = ["environ", "mapping", "transport"]
+    for p in parts:
+        header += [f"{p} {label} ({'us' if 'lat' in var else 'MB/s'})"
+                   for var, label in MATRIX_VARIABLES]
+    keys = sorted({(c.environ, c.mapping, c.transport) for c in pt2pt})
+    by = {(c.environ, c.mapping, c.transport, f"{c.system}:{c.partition}"): c for c in pt2pt}
+    body = []
+    for key in keys:
+        row = list(key)
+        for p in parts:
+            case = by.get((*key, p))
+            for var, _ in MATRIX_VARIABLES:
+                v = case.variables.get(var) if case else None
+                row.append(_fmt(v.value) if v and v.value is not None else "")
+        body.append(row)
+    return header, body
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str]) -> str:
+    """The machine-readable summary: verdict, problems, every variable."""
+    return json.dumps({
+        "verdict": acc.verdict,
+        "failed_test_cases": [{"test": c.name, "where": c.where, "reason": c.fail_reason}
+                              for c in acc.failed_cases],
+        "problems": problems,
+        "variables": [r.as_dict() for r in all_rows],
+    }, indent=1)
+
+
+def summary_csv(all_rows: list[Row]) -> str:
+    """Every variable, one CSV line each (SUMMARY_FIELDS)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=SUMMARY_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for r in all_rows:
+        writer.writerow(r.as_dict())
+    return buf.getvalue()

@@ -1,0 +1,151 @@
+"""The report's decisions (margins, verdicts, matrix) and its handling of bad input.
+
+Data: a real run report of the nightly selection on the two-node Slurm
+partition (tests/cluster/slurm.py), trimmed to the fields the report reads.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from sentinel.report import load, tables
+from sentinel.report.load import Inputs, Variable, cases_of, load_reports
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "run-report-slurm-two.json"
+
+
+def _report() -> dict:
+    return json.loads(DATA.read_text())
+
+
+def _with_reference(report: dict, variable: str, ref: float, lower, upper) -> dict:
+    """``report`` with a reference band on ``variable`` of the ob1-tcp pt2pt case."""
+    out = copy.deepcopy(report)
+    for tc in out["runs"][0]["testcases"]:
+        if tc["name"].startswith("Pt2ptCheck") and tc["transport"] == "ob1-tcp":
+            key = f"local:slurm-two:{variable}"
+            value = tc["perfvalues"][key][0]
+            inside = ref * (1 + (lower or -1e9)) <= value <= ref * (1 + (upper or 1e9))
+            tc["perfvalues"][key] = [value, ref, lower, upper, tc["perfvalues"][key][4],
+                                     "pass" if inside else "fail"]
+    return out
+
+
+def test_margin_is_the_distance_to_the_nearest_bound_relative_to_the_reference():
+    inside = Variable("bw_peak", 105.0, 100.0, -0.1, None, "MB/s", "pass")
+    assert inside.band == (90.0, None)
+    assert inside.margin == pytest.approx(0.15)
+    outside = Variable("latency_8B", 1.3, 1.0, -0.2, 0.2, "us", "fail")
+    assert outside.margin == pytest.approx(-0.1)
+    assert Variable("x", 1.0, 0.0, None, None, "us", "pass").margin is None
+
+
+def test_cases_of_a_real_report_keep_place_transport_and_queue_model():
+    cases = cases_of(_report(), "r.json")
+    assert len(cases) == 7
+    pt2pt = [c for c in cases if c.check == "Pt2ptCheck"]
+    assert {(c.environ, c.transport, c.mapping) for c in pt2pt} == {
+        ("mpich", "ucx-tcp", "node"), ("openmpi", "ob1-tcp", "node"),
+        ("openmpi", "ucx-tcp", "node")}
+    assert all(c.where.startswith("local:slurm-two+") for c in cases)
+    matching = next(c for c in cases if c.check == "MatchingCheck")
+    assert matching.extra["queue_model"]
+    assert pt2pt[0].variables["latency_8B"].unit == "us"
+
+
+def test_acceptance_passes_fails_or_has_no_requirements():
+    report = _report()
+    assert tables.acceptance(cases_of(report, "r")).verdict == "NO REQUIREMENTS"
+    value = next(tc for tc in report["runs"][0]["testcases"]
+                 if tc["name"].startswith("Pt2ptCheck") and tc["transport"] == "ob1-tcp"
+                 )["perfvalues"]["local:slurm-two:bw_peak"][0]
+    ok = tables.acceptance(cases_of(_with_reference(report, "bw_peak", value, -0.1, None), "r"))
+    assert ok.verdict == "PASS" and len(ok.requirements) == 1
+    assert ok.requirements[0].var.margin == pytest.approx(0.1)
+    bad = tables.acceptance(cases_of(_with_reference(report, "bw_peak", 2 * value, -0.1, None),
+                                     "r"))
+    assert bad.verdict == "FAIL"
+    assert bad.requirements[0].verdict == "FAIL"
+    assert bad.requirements[0].var.margin == pytest.approx(-0.4)
+
+
+def test_a_failed_test_case_fails_acceptance_with_its_reason():
+    report = _report()
+    tc = report["runs"][0]["testcases"][0]
+    tc.update(result="fail", fail_reason="the job ended abnormally: node n2 down")
+    acc = tables.acceptance(cases_of(report, "r"))
+    assert acc.verdict == "FAIL"
+    assert [c.fail_reason for c in acc.failed_cases] == ["the job ended abnormally: node n2 down"]
+
+
+def test_transport_matrix_rows_are_mapping_and_transport_columns_per_partition():
+    header, body = tables.transport_matrix(cases_of(_report(), "r"))
+    assert header == ["environ", "mapping", "transport",
+                      "local:slurm-two 8 B latency (us)", "local:slurm-two peak bandwidth (MB/s)"]
+    assert [row[:3] for row in body] == [["mpich", "node", "ucx-tcp"],
+                                         ["openmpi", "node", "ob1-tcp"],
+                                         ["openmpi", "node", "ucx-tcp"]]
+    assert all(float(row[3]) > 0 and float(row[4]) > 0 for row in body)
+
+
+def test_summaries_have_one_line_per_variable():
+    cases = cases_of(_report(), "r")
+    rows = tables.rows(cases)
+    assert len(rows) == 3 * 19 + 3 * 52
+    csv_text = tables.summary_csv(rows)
+    assert csv_text.splitlines()[0] == ",".join(tables.SUMMARY_FIELDS)
+    assert len(csv_text.splitlines()) == len(rows) + 1
+    summary = json.loads(tables.summary_json(rows, tables.acceptance(cases), []))
+    assert summary["verdict"] == "NO REQUIREMENTS" and len(summary["variables"]) == len(rows)
+
+
+def test_bad_run_reports_are_named_and_the_others_still_read(tmp_path):
+    text = DATA.read_text()
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2])
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "other.json").write_text('{"not": "a report"}')
+    broken = _report()
+    broken["runs"][0]["testcases"][1]["perfvalues"]["local:slurm-two:match_time_tag"] = [1.0]
+    (tmp_path / "entry.json").write_text(json.dumps(broken))
+    del broken["runs"][0]["testcases"][1]["perfvalues"]["local:slurm-two:match_time_tag"]
+    del broken["runs"][0]["testcases"][2]["environ"]
+    (tmp_path / "partial.json").write_text(json.dumps(broken))
+    inputs = Inputs()
+    names = ("cut", "empty", "other", "entry", "partial")
+    load_reports([tmp_path / f"{n}.json" for n in names] + [DATA], inputs)
+    assert len(inputs.cases) == 7
+    problems = dict(zip(names, inputs.problems))
+    assert problems["cut"].startswith(f"{tmp_path}/cut.json: truncated at line ")
+    assert problems["empty"] == f"{tmp_path}/empty.json: empty file"
+    assert problems["other"].endswith("not a ReFrame run report (no 'session_info' and 'runs')")
+    assert ("test case MatchingCheck %transport=ob1-tcp %mapping=node %build.bench=matching: "
+            "performance value 'local:slurm-two:match_time_tag' is not [value, ") in problems[
+        "entry"]
+    assert problems["partial"] == (f"{tmp_path}/partial.json: a test case lacks 'environ' "
+                                   "(a partial run report?)")
+
+
+def test_a_database_that_is_not_one_is_named(tmp_path):
+    db = tmp_path / "results.db"
+    db.write_text("not sqlite")
+    inputs = Inputs()
+    load.load_history(db, inputs)
+    assert inputs.problems == [f"{db}: not a ReFrame results database "
+                               "(file is not a database)"]
+
+
+def test_trends_need_two_sessions_and_follow_the_headline_variables():
+    from sentinel.report import plots
+
+    report = _report()
+    first = (dict(report["session_info"], time_start_unix=1.7e9), cases_of(report, "a"))
+    assert plots.trends([first]) == []  # one session is a point, not a trend
+    second = (dict(report["session_info"], time_start_unix=1.7e9 + 86400), cases_of(report, "b"))
+    titles = [t for t, uri in plots.trends([first, second]) if uri.startswith("data:image/png")]
+    assert "bw_peak on local:slurm-two over 2 stored sessions" in titles
+    assert "match_time_tag on local:slurm-two over 2 stored sessions" in titles
+    assert not any("bw_1024B" in t for t in titles)
