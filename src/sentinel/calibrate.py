@@ -127,6 +127,10 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
             notes.append(f"{where}: spread (1.4826 MAD) above the median {med:g}: "
                          "not a stable quantity, not calibrated")
             continue
+        if tol >= 1.0:
+            notes.append(f"{where}: band +/-{100 * tol:.0f} % admits 0, so it cannot catch a "
+                         "drop (runs " + " ".join(f"{v:.5g}" for v in s.values) + "); "
+                         "calibrate again on a quiet partition or with more --runs")
         # ReFrame takes relative lower bounds in [-1, 0]: -1 already admits 0.
         out[key] = [_round(med), -min(round(tol, 3), 1.0), round(tol, 3), s.unit]
     return out, notes

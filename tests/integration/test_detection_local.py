@@ -17,7 +17,11 @@ Runs retry a failed test once (``--max-retries=1``, as the nightly mode
 does): a transient slowdown of this shared 2-vCPU host does not repeat, a
 degradation does. The bands have a 35 % floor (``--floor 0.35``): this
 shared host's TCP bandwidth drifted by -29 % for a minute, retry included,
-with nothing changed; a dedicated node keeps the 10 % default. Small-message
+with nothing changed; a dedicated node keeps the 10 % default. Seven
+calibration runs, not five: in one CI run the first two of five TCP runs
+came out -40 % (3457 and 3081 against 5552 MB/s), which made the scaled MAD
+22 % and the band +/-109 %, wide enough to pass the tbf-limited 250 MB/s;
+with seven runs the MAD stays robust to two such outliers. Small-message
 latency is not calibrated here: over 12 unchanged runs on this host
 (benchmarks/false_alarms.py) its 8 B values left a 10 % band 15 times in 48,
 the bandwidth peaks 0 times in 48.
@@ -45,7 +49,7 @@ SHM = "Pt2ptCheck %transport=ob1-vader %mapping=core"
 PARAMS = [*QUICK, "-S", "Pt2ptCheck.modes=standard"]
 SELECTION = [*PARAMS, "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=core"]
 VARIABLES = "bw_peak|bibw_peak"
-RUNS = 5
+RUNS = 7
 FLOOR = 0.35
 UNCHANGED = 3
 ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}  # the namespace has no other interface

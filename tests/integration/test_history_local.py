@@ -88,3 +88,11 @@ def test_nightly_sessions_are_stored_and_compared_with_the_earlier_nights(tmp_pa
     sessions = [line for line in listed.splitlines() if UUID.search(line)]
     assert len(sessions) == 4, listed
     assert sum("│ nightly " in line for line in sessions) == 3, listed
+
+    # The HTML report draws the same sessions as trends.
+    env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path)}
+    report = subprocess.run([str(Path(REFRAME).parent / "sentinel"), "report"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "reports" / "sentinel-report.html").read_text()
+    assert f"{VARIABLE} on local:cpu over 4 stored sessions" in html

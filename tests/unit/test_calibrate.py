@@ -108,9 +108,13 @@ def test_bad_reference_file_is_named(tmp_path):
 
 def test_lower_bound_is_capped_at_minus_one_as_reframe_requires():
     rows = [(1.0, 1.0), (1.3, 1.0), (0.8, 1.0), (1.0, 1.0), (1.2, 1.0), (0.7, 1.0)]
-    refs, _ = calibrate.references(calibrate.collect(_reports(rows)), runs=6)
+    refs, notes = calibrate.references(calibrate.collect(_reports(rows)), runs=6)
     lat = next(v for k, v in refs.items() if k.variable == "latency_8B")
     assert lat[0] == 1.0 and lat[1] == -1.0 and lat[2] == 1.483
+    # Written (its upper bound still catches a doubling), but the band is named.
+    assert notes == ["Pt2ptCheck local:cpu/openmpi/ob1-vader/core latency_8B: band +/-148 % "
+                     "admits 0, so it cannot catch a drop (runs 1 1.3 0.8 1 1.2 0.7); "
+                     "calibrate again on a quiet partition or with more --runs"]
 
 
 def test_unresolved_variable_is_left_out_and_selection_by_regex():
