@@ -1,5 +1,11 @@
 """References from a YAML file asserted by the real ReFrame on real runs."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from sentinel.references import systems_from_config, validate_file
@@ -90,6 +96,21 @@ def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     assert perf["latency_8B"][-1] == "pass" and perf["latency_1024B"][-1] == "pass"
     assert perf["bw_1024B"][-1] == "fail"  # no link moves 1 PB/s
     assert tc["result"] == "fail" and "bw_1024B" in tc["fail_reason"]
+
+    # The report's acceptance section: each reference a requirement, with its margin.
+    proc = subprocess.run([str(Path(sys.executable).parent / "sentinel"), "report"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "SENTINEL_OUTPUT": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "reports" / "sentinel-report.json").read_text())
+    assert summary["verdict"] == "FAIL"
+    verdicts = {v["variable"]: v for v in summary["variables"]
+                if v["verdict"] != "no reference"}
+    assert verdicts["latency_8B"]["verdict"] == "PASS" and verdicts["latency_8B"]["margin"] > 0
+    assert verdicts["bw_1024B"]["verdict"] == "FAIL" and verdicts["bw_1024B"]["margin"] < 0
+    assert [c["test"] for c in summary["failed_test_cases"]] == [tc["display_name"]]
+    assert proc.stdout.startswith(f"acceptance: FAIL ({len(verdicts)} requirements, "
+                                  "1 failed test cases)")
 
 
 # pure: the 2-rank ratio to the model must lie in [0.2, 5]; multiple: a ratio of
