@@ -2,7 +2,7 @@
 r"""False-alarm rate of calibrated references on an unchanged system (run by hand).
 
 Runs a selection ``--runs`` times and calibrates from them exactly as
-``sentinel calibrate`` does (median, max(floor, k * 1.4826 * MAD / median)),
+``sentinel calibrate`` does (median, band from k * 1.4826 * MAD of ln(runs)),
 then runs it ``--repeats`` more times unchanged and prints, per floor, how
 many calibrated variables fell outside their band: the false alarms of a
 nightly run without retries.
@@ -58,20 +58,19 @@ def main() -> int:
     for floor in (float(f) for f in args.floors.split(",")):
         refs, _ = calibrate.references(base, runs, args.k, floor, args.variables)
         alarms, total = [], 0
-        for key, (median, _, tol, _) in refs.items():
+        for key, (median, lower, upper, _) in refs.items():
             for value in later.get(key, calibrate.Series("", [])).values:
                 total += 1
-                if abs(value - median) > tol * median:
+                if not median * (1 + lower) <= value <= median * (1 + upper):
                     alarms.append(f"{key.variable} {'/'.join(key.index_values[2:])} "
-                                  f"{value:g} vs {median:g} +/-{100 * tol:.0f} %")
+                                  f"{value:g} vs {median:g} {100 * lower:+.0f}/"
+                                  f"{100 * upper:+.0f} %")
         print(f"floor {floor:.2f}: {len(alarms)} of {total} values out of band "
               f"({100 * len(alarms) / max(total, 1):.1f} %) over {repeats} unchanged runs")
         for alarm in alarms:
             print(f"    {alarm}")
-    spreads = [100 * calibrate.MAD_TO_SIGMA * statistics.median(
-        abs(v - statistics.median(s.values)) for v in s.values) / statistics.median(s.values)
-        for s in base.values() if statistics.median(s.values) > 0]
-    print(f"calibration: {len(base)} variables, median relative 1.4826 MAD "
+    spreads = [100 * calibrate.spread(s.values) for s in base.values() if min(s.values) > 0]
+    print(f"calibration: {len(base)} variables, median spread (1.4826 MAD of ln) "
           f"{statistics.median(spreads):.1f} %")
     return 0
 

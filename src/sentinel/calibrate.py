@@ -1,14 +1,20 @@
 """Per-partition references from repeated runs (``sentinel calibrate``).
 
-Each performance variable of each test becomes ``[median, -tol, +tol, unit]``
-(ReFrame's relative bounds; the lower one at most -1, which admits 0) where
+Each performance variable of each test becomes ``[median, lower, upper, unit]``
+(ReFrame's relative bounds) where, over the logarithms of the runs,
 
-    tol = max(floor, k * 1.4826 * MAD / |median|)
+    s     = 1.4826 * MAD(ln v)            (a relative standard deviation)
+    lower = -max(floor, 1 - exp(-k * s))
+    upper = +max(floor, exp(k * s) - 1)
 
-MAD is the median absolute deviation of the runs; 1.4826 * MAD estimates the
-standard deviation of normally distributed noise without being moved by one
-outlier run. With the defaults (k = 5, floor = 10 %) an unchanged system stays
-inside its band and a halved bandwidth or a multiplied latency does not.
+MAD is the median absolute deviation; 1.4826 * MAD estimates the standard
+deviation of normally distributed noise without being moved by a minority of
+outlier runs. Taken on the logarithms, the band is symmetric in ratio (k
+standard deviations faster or slower) and its lower bound never reaches 0: a
+noisy bandwidth still fails when it collapses, where a linear band of
++/-100 % or more would admit a zero. With the defaults (k = 5, floor = 10 %)
+an unchanged system stays inside its band and a halved bandwidth or a
+multiplied latency does not.
 
 Only the calibrated partition's subtree of the reference file changes; every
 other partition, and every check not in the selection, is kept as it was.
@@ -17,6 +23,7 @@ other partition, and every check not in the selection, is kept as it was.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import statistics
 from collections import defaultdict
@@ -33,8 +40,8 @@ DEFAULT_FLOOR = 0.10
 MAD_TO_SIGMA = 1.4826
 
 HEADER = ("# Per-partition references. Entries of calibrated partitions are written by\n"
-          "# 'sentinel calibrate': [median, -tol, +tol, unit], tol = max(floor,\n"
-          "# k * 1.4826 * MAD / median) over the calibration runs.\n")
+          "# 'sentinel calibrate': [median, lower, upper, unit] with s = 1.4826 * MAD of\n"
+          "# ln(runs), lower = -max(floor, 1 - exp(-k s)), upper = max(floor, exp(k s) - 1).\n")
 
 
 @dataclass(frozen=True)
@@ -90,11 +97,18 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
         series.setdefault(key, Series(unit, [])).values.append(float(value))
 
 
-def tolerance(values: list[float], k: float = DEFAULT_K, floor: float = DEFAULT_FLOOR) -> float:
-    """Relative tolerance from the runs' spread (see the module docstring)."""
-    med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
-    return max(floor, k * MAD_TO_SIGMA * mad / abs(med))
+def spread(values: list[float]) -> float:
+    """Relative spread of positive runs: 1.4826 * MAD of their logarithms."""
+    logs = [math.log(v) for v in values]
+    med = statistics.median(logs)
+    return MAD_TO_SIGMA * statistics.median(abs(x - med) for x in logs)
+
+
+def band(values: list[float], k: float = DEFAULT_K,
+         floor: float = DEFAULT_FLOOR) -> tuple[float, float]:
+    """Relative (lower, upper) bounds from the runs' spread (see the module docstring)."""
+    width = k * spread(values)
+    return -max(floor, -math.expm1(-width)), max(floor, math.expm1(width))
 
 
 def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
@@ -114,39 +128,49 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
         if wanted and not wanted.fullmatch(key.variable):
             continue
         where = f"{key.check} {'/'.join(key.index_values)} {key.variable}"
-        if len(s.values) != runs:
-            notes.append(f"{where}: in {len(s.values)} of {runs} runs, not calibrated")
+        note = _unusable(s, runs)
+        if note:
+            notes.append(f"{where}: {note}")
             continue
-        med = statistics.median(s.values)
-        if med <= 0:
-            notes.append(f"{where}: median {med:g} <= 0, no relative band, not calibrated")
-            continue
-        tol = tolerance(s.values, k, floor)
-        mad = statistics.median(abs(v - med) for v in s.values)
-        if MAD_TO_SIGMA * mad > med:
-            notes.append(f"{where}: spread (1.4826 MAD) above the median {med:g}: "
-                         "not a stable quantity, not calibrated")
-            continue
-        if tol >= 1.0:
-            notes.append(f"{where}: band +/-{100 * tol:.0f} % admits 0, so it cannot catch a "
-                         "drop (runs " + " ".join(f"{v:.5g}" for v in s.values) + "); "
-                         "calibrate again on a quiet partition or with more --runs")
-        # ReFrame takes relative lower bounds in [-1, 0]: -1 already admits 0.
-        out[key] = [_round(med), -min(round(tol, 3), 1.0), round(tol, 3), s.unit]
+        lower, upper = band(s.values, k, floor)
+        if lower < -0.5:
+            notes.append(f"{where}: band {100 * lower:+.0f}/{100 * upper:+.0f} % would not "
+                         "catch a halving (runs " + _runs(s.values) + "); calibrate again on "
+                         "a quiet partition or with more --runs")
+        out[key] = [_round(statistics.median(s.values)), round(lower, 3), round(upper, 3),
+                    s.unit]
     return out, notes
 
 
+def _unusable(s: Series, runs: int) -> str:
+    """Why a variable's runs give no relative band ("" when they do)."""
+    if len(s.values) != runs:
+        return f"in {len(s.values)} of {runs} runs, not calibrated"
+    med = statistics.median(s.values)
+    if med <= 0:
+        return f"median {med:g} <= 0, no relative band, not calibrated"
+    if min(s.values) <= 0:
+        return (f"runs from {min(s.values):g} to {max(s.values):g} cross 0 around the median "
+                f"{med:g}: not a stable quantity, not calibrated")
+    if spread(s.values) > math.log(2):
+        return ("runs " + _runs(s.values) + " differ by more than a factor 2 (1.4826 MAD of "
+                "ln): not a stable quantity, not calibrated")
+    return ""
+
+
+def _runs(values: list[float]) -> str:
+    return " ".join(f"{v:.5g}" for v in values)
+
+
 def summary(series: dict[Key, Series], refs: dict[Key, list]) -> list[str]:
-    """One line per calibrated variable: median, relative scaled MAD, band, the runs."""
+    """One line per calibrated variable: median, relative spread, band, the runs."""
     lines = []
     for key, entry in refs.items():
         s = series[key]
-        med = statistics.median(s.values)
-        mad = statistics.median(abs(v - med) for v in s.values)
-        runs = " ".join(f"{v:.5g}" for v in s.values)
         lines.append(f"{key.check} {'/'.join(key.index_values)} {key.variable}: median "
-                     f"{entry[0]:g} {s.unit}, 1.4826 MAD {100 * MAD_TO_SIGMA * mad / med:.1f} %, "
-                     f"band +/-{100 * entry[2]:.1f} %, runs {runs}")
+                     f"{entry[0]:g} {s.unit}, spread {100 * spread(s.values):.1f} %, "
+                     f"band {100 * entry[1]:+.1f}/{100 * entry[2]:+.1f} %, "
+                     f"runs {_runs(s.values)}")
     return lines
 
 

@@ -40,9 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--partition", required=True, help="system:partition, e.g. local:cpu")
     c.add_argument("--runs", type=int, default=5, help="runs of the selection (default 5)")
     c.add_argument("--k", type=float, default=calibrate.DEFAULT_K,
-                   help="tolerance = max(floor, k * 1.4826 * MAD / median) (default 5)")
+                   help="band = k * 1.4826 * MAD of ln(runs), as a ratio either way (default 5)")
     c.add_argument("--floor", type=float, default=calibrate.DEFAULT_FLOOR,
-                   help="smallest relative tolerance (default 0.10)")
+                   help="smallest relative tolerance on either side (default 0.10)")
     c.add_argument("--variables", default="",
                    help="regular expression of the performance variables to calibrate "
                         "(default: all that the runs resolve)")

@@ -129,6 +129,24 @@ def test_bad_run_reports_are_named_and_the_others_still_read(tmp_path):
                                    "(a partial run report?)")
 
 
+@pytest.mark.parametrize("cut", ['{"runs": [{"a": 1', '{"runs": [{"a": "some te',
+                                 '{"runs": [{"a": "x\\', '{"runs": [{"a": tr',
+                                 '{"runs": [{"a": -1.5e', '{"runs": [{"a"', '{"runs": [\n  '])
+def test_a_file_cut_anywhere_is_called_truncated(tmp_path, cut):
+    path = tmp_path / "cut.json"
+    path.write_text(cut)
+    with pytest.raises(ValueError, match=f"^{path}: truncated at line "):
+        load._json_file(path)
+
+
+def test_a_syntax_error_before_the_end_is_not_called_truncated(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"runs": [{"a": 1,, "b": "a string that runs to the end')
+    with pytest.raises(ValueError, match=f"^{path}: not valid JSON at line 1, column 19 "
+                                         r"\(Expecting property name"):
+        load._json_file(path)
+
+
 def test_a_database_that_is_not_one_is_named(tmp_path):
     db = tmp_path / "results.db"
     db.write_text("not sqlite")

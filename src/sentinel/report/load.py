@@ -8,6 +8,7 @@ the rest. Results already in the other files are never lost.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,11 @@ from sentinel.verdicts import last_attempts
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
 _ENTRY_LEN = 6
+
+#: What may follow a JSON error at the end of a file cut short: nothing, or
+#: the start of one token (a string reaching the end, a number, a literal).
+_CUT_TOKEN = re.compile(r'\s*(?:"(?:[^"\\]|\\.)*\\?'   # a string up to the end
+                        r'|[-+.0-9eE]*|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?)\s*', re.S)
 
 
 @dataclass(frozen=True)
@@ -146,7 +152,7 @@ def _json_file(path: Path) -> dict:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        what = "truncated" if err.pos >= len(text.rstrip()) else "not valid JSON"
+        what = "truncated" if _CUT_TOKEN.fullmatch(text, err.pos) else "not valid JSON"
         raise ValueError(f"{path}: {what} at line {err.lineno}, column {err.colno} "
                          f"({err.msg})") from None
 
