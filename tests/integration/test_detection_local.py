@@ -106,8 +106,9 @@ def test_calibrated_references_pass_unchanged_and_catch_each_degradation(tmp_pat
             assert len(checked) == 2 * CALIBRATED, run.output[-3000:]
             alarms += sorted(failed(run.report))
             first_attempt += sorted(failed({"runs": run.report["runs"][:1]}))
-        print(f"unchanged runs: {len(first_attempt)} of {2 * CALIBRATED * UNCHANGED} variables out of "
-              f"band at the first attempt, {len(alarms)} after one retry: {first_attempt}")
+        print(f"unchanged runs: {len(first_attempt)} of {2 * CALIBRATED * UNCHANGED} "
+              f"variables out of band at the first attempt, {len(alarms)} after one retry: "
+              f"{first_attempt}")
         assert alarms == [], f"false alarms over {UNCHANGED} unchanged runs: {alarms}"
         with degrade.busy_loop(cpu=1):
             shm = _run(inside, refs, tmp_path / "busy-core",
