@@ -116,16 +116,18 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
                variables: str = "") -> tuple[dict[Key, list], list[str]]:
     """Reference entries, and notes on the variables left out (and why).
 
-    ``variables`` (a regular expression, full match) limits the calibration
-    to those performance variables. A variable whose scaled MAD exceeds its
-    median is not resolved from zero by these runs (a difference of two
-    nearly equal times, a fit quality) and is left out.
+    ``variables`` (a regular expression) limits the calibration to the
+    performance variables whose name, or whose path below the partition
+    (``openmpi/ob1-vader/core/bw_1048576B``), it matches in full. A variable
+    whose runs cross zero or spread over more than a factor 2 is not
+    resolved by these runs (a difference of two nearly equal times, a fit
+    quality) and is left out.
     """
     out: dict[Key, list] = {}
     notes = []
     wanted = re.compile(variables) if variables else None
     for key, s in sorted(series.items(), key=lambda kv: str(kv[0])):
-        if wanted and not wanted.fullmatch(key.variable):
+        if wanted and not _selected(wanted, key):
             continue
         where = f"{key.check} {'/'.join(key.index_values)} {key.variable}"
         note = _unusable(s, runs)
@@ -140,6 +142,11 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
         out[key] = [_round(statistics.median(s.values)), round(lower, 3), round(upper, 3),
                     s.unit]
     return out, notes
+
+
+def _selected(wanted: re.Pattern[str], key: Key) -> bool:
+    path = "/".join((*key.index_values[1:], key.variable))
+    return bool(wanted.fullmatch(key.variable) or wanted.fullmatch(path))
 
 
 def _unusable(s: Series, runs: int) -> str:

@@ -44,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--floor", type=float, default=calibrate.DEFAULT_FLOOR,
                    help="smallest relative tolerance on either side (default 0.10)")
     c.add_argument("--variables", default="",
-                   help="regular expression of the performance variables to calibrate "
-                        "(default: all that the runs resolve)")
+                   help="regular expression matching in full the name of each performance "
+                        "variable to calibrate, or its path below the partition "
+                        "(openmpi/ob1-vader/core/bw_1048576B) (default: all that the runs "
+                        "resolve)")
     c.add_argument("--references", type=Path, default=None,
                    help="reference directory (default $SENTINEL_REFERENCES or config/references)")
     c.add_argument("--config", type=Path, default=None, help="ReFrame configuration file")

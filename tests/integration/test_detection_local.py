@@ -2,10 +2,10 @@
 
 The selection is Pt2ptCheck over Open MPI's TCP (ob1-tcp) and shared-memory
 (ob1-vader) paths, core mapping, calibrated on its peak uni- and
-bidirectional bandwidth and its 1 MiB bandwidth. Every run happens inside a
-network namespace whose loopback carries the TCP traffic
-(``btl_tcp_if_include lo``), so the only difference between the calibration
-and the degraded runs is the degradation:
+bidirectional bandwidth, and over shared memory on its 1 MiB bandwidth too.
+Every run happens inside a network namespace whose loopback carries the TCP
+traffic (``btl_tcp_if_include lo``), so the only difference between the
+calibration and the degraded runs is the degradation:
 
 (a) the namespace's loopback behind a 2 Gbit/s ``tbf`` rate limit (about
     4 % of the TCP bandwidth measured here): the TCP check must fail, on
@@ -55,8 +55,10 @@ TCP = "Pt2ptCheck %transport=ob1-tcp %mapping=core"
 SHM = "Pt2ptCheck %transport=ob1-vader %mapping=core"
 PARAMS = [*QUICK, "-S", "Pt2ptCheck.modes=standard"]
 SELECTION = [*PARAMS, "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=core"]
-VARIABLES = "bw_peak|bibw_peak|bw_1048576B"
-CALIBRATED = 3  # variables per transport
+# The 1 MiB bandwidth on shared memory only: over TCP it fell by 36 % in two
+# successive unchanged CI runs (4126 and 4129 against 6488 MB/s).
+VARIABLES = "bw_peak|bibw_peak|openmpi/ob1-vader/core/bw_1048576B"
+CALIBRATED = 5  # variables over both transports
 RUNS = 7
 FLOOR = 0.35
 UNCHANGED = 3
@@ -103,10 +105,10 @@ def test_calibrated_references_pass_unchanged_and_catch_each_degradation(tmp_pat
         for i in range(UNCHANGED):
             run = _run(inside, refs, tmp_path / f"unchanged-{i}", SELECTION)
             checked = [v for v in verdicts(run.report) if v.referenced]
-            assert len(checked) == 2 * CALIBRATED, run.output[-3000:]
+            assert len(checked) == CALIBRATED, run.output[-3000:]
             alarms += sorted(failed(run.report))
             first_attempt += sorted(failed({"runs": run.report["runs"][:1]}))
-        print(f"unchanged runs: {len(first_attempt)} of {2 * CALIBRATED * UNCHANGED} "
+        print(f"unchanged runs: {len(first_attempt)} of {CALIBRATED * UNCHANGED} "
               f"variables out of band at the first attempt, {len(alarms)} after one retry: "
               f"{first_attempt}")
         assert alarms == [], f"false alarms over {UNCHANGED} unchanged runs: {alarms}"
@@ -118,7 +120,7 @@ def test_calibrated_references_pass_unchanged_and_catch_each_degradation(tmp_pat
 
     slow = failed(tcp.report)
     assert _tests(slow) == {TCP}, tcp.output[-3000:]
-    assert {"bw_peak", "bw_1048576B"} <= {var for _, var in slow}
+    assert {"bw_peak", "bibw_peak"} <= {var for _, var in slow}
     assert tcp.returncode != 0 and "performance" in tcp.output
 
     busy = failed(shm.report)

@@ -139,6 +139,11 @@ def test_unresolved_variable_is_left_out_and_selection_by_regex():
                              "factor 2 (1.4826 MAD of ln): not a stable quantity, not calibrated")
     refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), 5, variables="bw_.*")
     assert [k.variable for k in refs] == ["bw_peak"]
+    # a variable only where it is stable: by its path below the partition
+    series = calibrate.collect(_reports(RUNS) + _reports(RUNS, transport="ob1-tcp"))
+    refs, _ = calibrate.references(series, 5, variables="latency_8B|openmpi/ob1-vader/core/bw_.*")
+    assert sorted((k.index_values[2], k.variable) for k in refs) == [
+        ("ob1-tcp", "latency_8B"), ("ob1-vader", "bw_peak"), ("ob1-vader", "latency_8B")]
 
 
 def test_summary_shows_the_runs_behind_each_band():
