@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import sentinel.report as report_pkg
 from sentinel.report import load, tables
 from sentinel.report.load import Inputs, Variable, cases_of, load_reports
 
@@ -55,6 +56,23 @@ def test_cases_of_a_real_report_keep_place_transport_and_queue_model():
     matching = next(c for c in cases if c.check == "MatchingCheck")
     assert matching.extra["queue_model"]
     assert pt2pt[0].variables["latency_8B"].unit == "us"
+
+
+def test_headline_names_the_parameters_that_tell_cases_apart():
+    report = _report()
+    tc = next(t for t in report["runs"][0]["testcases"] if t["name"].startswith("Pt2ptCheck"))
+    twin = copy.deepcopy(tc)
+    for t, mode in ((tc, "pure"), (twin, "master")):
+        name = t["name"].replace(" %build", f" %mode={mode} %threads=2 %build")
+        t["name"] = t["display_name"] = name
+    report["runs"][0]["testcases"].append(twin)
+    cases = cases_of(report, "r.json")
+    assert next(c for c in cases if "%mode=pure" in c.name).variant == "mode=pure threads=2"
+    assert next(c for c in cases if c.check == "MatchingCheck").variant == ""
+    lines = report_pkg.headline(tables.rows(cases), tables.acceptance(cases))
+    pure = [ln for ln in lines if "mode=pure threads=2" in ln]
+    master = [ln for ln in lines if "mode=master threads=2" in ln]
+    assert len(pure) == len(master) > 0 and any(" bw_peak " in ln for ln in pure)
 
 
 def test_acceptance_passes_fails_or_has_no_requirements():

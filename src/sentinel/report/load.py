@@ -86,6 +86,13 @@ class Case:
         return f"{self.system}:{self.partition}+{self.environ}"
 
     @property
+    def variant(self) -> str:
+        """The other parameters of the display name (``mode=pure threads=1``)."""
+        params = (p.split("=", 1) for p in self.name.split(" %")[1:] if "=" in p)
+        return " ".join(f"{k}={v}" for k, v in params
+                        if k not in ("transport", "mapping") and not k.startswith("build."))
+
+    @property
     def label(self) -> str:
         """``environ transport mapping`` (what distinguishes curves in one plot)."""
         return " ".join(x for x in (self.environ, self.transport, self.mapping) if x)

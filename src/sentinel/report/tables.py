@@ -50,7 +50,7 @@ def rows(cases: list[Case]) -> list[Row]:
     """Every variable of every test case, ordered by place, check and name."""
     out = [Row(c, v) for c in cases for v in c.variables.values()]
     return sorted(out, key=lambda r: (r.case.where, r.case.check, r.case.transport,
-                                      r.case.mapping, _natural(r.var.name)))
+                                      r.case.mapping, r.case.variant, _natural(r.var.name)))
 
 
 def _natural(name: str) -> tuple:
