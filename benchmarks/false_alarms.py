@@ -20,9 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentinel import calibrate
-from sentinel.cli import _run_selection
 from sentinel.errors import SentinelError
+from sentinel.results import calibrate
+from sentinel.results.cli import _run_selection
 
 
 def _parser() -> argparse.ArgumentParser:

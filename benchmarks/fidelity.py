@@ -22,15 +22,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentinel import detect
-from sentinel.binaries import LAYOUTS
+from sentinel.analysis.pt2pt import curves
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import launcher_settings
 from sentinel.mpi.transports import lookup
 from sentinel.parsers import osu
 from sentinel.parsers.sentinel_output import parse, require_complete
 from sentinel.paths import bench_dir, launchers_dir, repo_root
-from sentinel.pt2pt import curves
+from sentinel.site import detect
+from sentinel.site.binaries import LAYOUTS
 
 TOLERANCE = 0.05
 

@@ -26,12 +26,12 @@ from reframe.core.builtins import (
 )
 from reframe.core.exceptions import SanityError
 
-from sentinel.build import BenchBuild
+from sentinel.analysis.hybrid import BENCHMARKS, MODES, values
 from sentinel.errors import SentinelError
-from sentinel.hybrid import BENCHMARKS, MODES, values
-from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
 from sentinel.parsers.sentinel_output import require_complete
-from sentinel.threads import bind_threads, threaded_output, verify_threads
+from sentinel.rfm.base import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.threads import bind_threads, threaded_output, verify_threads
 
 
 @rfm.simple_test

@@ -27,12 +27,12 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.binaries import find_program
-from sentinel.build import ImbBuild, SpackImbBuild
+from sentinel.analysis.standard import IMB_BENCHMARKS, imb_values
 from sentinel.errors import SentinelError
-from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import imb
-from sentinel.standard import IMB_BENCHMARKS, imb_values
+from sentinel.rfm.base import AffinityProbe, PartitionReferences, TransportMappingTest
+from sentinel.rfm.build import ImbBuild, SpackImbBuild
+from sentinel.site.binaries import find_program
 
 
 @rfm.simple_test

@@ -29,9 +29,7 @@ from reframe.core.builtins import (
 )
 from reframe.core.exceptions import SanityError
 
-from sentinel.build import BenchBuild
-from sentinel.errors import SentinelError
-from sentinel.jacobi import (
+from sentinel.analysis.jacobi import (
     MODES,
     THREADS,
     analyse,
@@ -41,10 +39,12 @@ from sentinel.jacobi import (
     split_runs,
     values,
 )
-from sentinel.mixins import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.errors import SentinelError
 from sentinel.mpi.placement import placement_problems
-from sentinel.testlib import pt2pt_check_name
-from sentinel.threads import (
+from sentinel.rfm.base import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.pt2pt import pt2pt_check_name
+from sentinel.rfm.threads import (
     bind_threads,
     partition_topology,
     ranks_of,

@@ -22,11 +22,11 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.build import BenchBuild
+from sentinel.analysis.matching import analyse
 from sentinel.errors import SentinelError
-from sentinel.matching import analyse
-from sentinel.mixins import PartitionReferences, TransportMappingTest
 from sentinel.parsers.sentinel_output import parse, require_complete
+from sentinel.rfm.base import PartitionReferences, TransportMappingTest
+from sentinel.rfm.build import BenchBuild
 
 
 @rfm.simple_test

@@ -16,7 +16,7 @@ The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
 ``mpi/``, 7.x ``c/mpi/``), then the environment's PATH; without them the
 check is skipped with the places it looked. ``OsuSourceCheck`` is the last
 resort: the same checks on OSU built from its release tarball, for the
-environments where no prebuilt OSU is found (``sentinel.sources``).
+environments where no prebuilt OSU is found (``sentinel.site.sources``).
 
 A ``+spack`` environment runs neither: ``OsuSpackCheck`` runs the same
 checks on the ``osu-micro-benchmarks ^<mpi>`` of its Spack environment,
@@ -35,12 +35,12 @@ from reframe.core.builtins import (
 )
 from reframe.core.exceptions import SanityError
 
-from sentinel.binaries import find_program
-from sentinel.build import OsuBuild, SpackOsuBuild
+from sentinel.analysis.standard import OSU_BENCHMARKS, osu_options, osu_values
 from sentinel.errors import SentinelError
-from sentinel.mixins import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.parsers import osu
-from sentinel.standard import OSU_BENCHMARKS, osu_options, osu_values
+from sentinel.rfm.base import AffinityProbe, PartitionReferences, TransportMappingTest
+from sentinel.rfm.build import OsuBuild, SpackOsuBuild
+from sentinel.site.binaries import find_program
 
 
 @rfm.simple_test

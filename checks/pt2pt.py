@@ -17,7 +17,7 @@ Runs ``src/bench/pt2pt`` (seed 001's methods) between two ranks and reports:
 
 import reframe as rfm
 
-from sentinel.testlib import PT2PT_CHECK, Pt2ptBase
+from sentinel.rfm.pt2pt import PT2PT_CHECK, Pt2ptBase
 
 
 @rfm.simple_test

@@ -35,8 +35,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sentinel import detect
 from sentinel.paths import launchers_dir, repo_root
+from sentinel.site import detect
 
 _intel_root = os.environ.get("SENTINEL_INTEL_MPI_ROOT", str(repo_root() / ".venv-impi"))
 _stacks = [s for s in (detect.openmpi(launchers_dir()), detect.mpich(launchers_dir()),

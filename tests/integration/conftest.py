@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sentinel import detect
 from sentinel.paths import launchers_dir
-from sentinel.verdicts import last_attempts
+from sentinel.results.verdicts import last_attempts
+from sentinel.site import detect
 from tests.conftest import ROOT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")

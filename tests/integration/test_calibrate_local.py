@@ -28,7 +28,7 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path)}
     if os.geteuid() == 0:  # a local-test environment: never set in a site config
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate",
+    proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "calibrate",
                            "--partition", "local:cpu", "--runs", "3", "--references", str(refs),
                            "--variables", "match_time_.*|iot_tag|rot_tag",
                            "--checks", str(ROOT / "checks" / "matching.py"),
@@ -58,7 +58,7 @@ def test_calibrate_refuses_a_single_run_a_bad_partition_and_missing_checks(tmp_p
                           (["--partition", "cpu"], "--partition 'cpu': expected system:partition"),
                           (["--partition", "local:cpu", "--checks", "checks/nope.py"],
                            "--checks checks/nope.py: no such file or directory")):
-        proc = subprocess.run([sys.executable, "-m", "sentinel.cli", "calibrate", *args],
+        proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "calibrate", *args],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 1
         assert proc.stderr.strip() == f"sentinel calibrate: {message}"

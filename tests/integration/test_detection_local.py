@@ -27,7 +27,7 @@ calibration runs, not five: in one CI run the first two of five TCP runs
 came out -40 % (3457 and 3081 against 5552 MB/s), and five runs let two
 outliers move the MAD. In another CI run, seven TCP runs spread over
 3539-5844 MB/s: a linear band would have been +/-120 % and passed the
-tbf-limited 250 MB/s; the band on the logarithms (sentinel.calibrate) is
+tbf-limited 250 MB/s; the band on the logarithms (sentinel.results.calibrate) is
 -73/+271 % and fails it. Small-message
 latency is not calibrated here: over 12 unchanged runs on this host
 (benchmarks/false_alarms.py) its 8 B values left a 10 % band 15 times in 48,
@@ -44,7 +44,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sentinel.verdicts import failed, verdicts
+from sentinel.results.verdicts import failed, verdicts
 from tests.cluster import degrade
 from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, Run, need_stack, reframe
@@ -68,7 +68,7 @@ ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}  # the namespace has no other interf
 def _calibrate(inside: list[str], refs: Path, out: Path) -> str:
     env = {**os.environ, **ENV, "SENTINEL_OUTPUT": str(out),
            "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    proc = subprocess.run([*inside, sys.executable, "-m", "sentinel.cli", "calibrate",
+    proc = subprocess.run([*inside, sys.executable, "-m", "sentinel.results.cli", "calibrate",
                            "--partition", "local:cpu", "--runs", str(RUNS),
                            "--checks", str(ROOT / "checks" / "pt2pt.py"),
                            "--references", str(refs), "--variables", VARIABLES,

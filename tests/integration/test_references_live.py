@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.references import systems_from_config, validate_file
+from sentinel.results.references import systems_from_config, validate_file
 from tests.integration.conftest import QUICK, need_stack, reframe
 
 pytestmark = pytest.mark.integration

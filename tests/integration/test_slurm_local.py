@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sentinel import detect
-from sentinel.mixins import MPICH_FINALIZE_NOTE
+from sentinel.rfm.base import MPICH_FINALIZE_NOTE
+from sentinel.site import detect
 from tests.cluster import slurm
 from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe

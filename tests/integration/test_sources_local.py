@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.sources import RELEASES
+from sentinel.site.sources import RELEASES
 from tests.integration.conftest import need_stack, reframe
 
 pytestmark = pytest.mark.integration

@@ -1,7 +1,7 @@
 import os
 from types import SimpleNamespace
 
-from sentinel.binaries import find_program
+from sentinel.site.binaries import find_program
 
 
 def env(extras=None, path=None):

@@ -7,8 +7,8 @@ import math
 import pytest
 import yaml
 
-from sentinel import calibrate
 from sentinel.errors import SentinelError
+from sentinel.results import calibrate
 
 NAMES = "$partition/$environ/transport_name/mapping"
 

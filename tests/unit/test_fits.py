@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from sentinel.analysis.fits import MatchFit, fit_matching, queue_model
 from sentinel.errors import SentinelError
-from sentinel.fits import MatchFit, fit_matching, queue_model
 
 NS = [1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90]
 

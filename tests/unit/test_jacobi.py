@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from sentinel.errors import SentinelError
-from sentinel.jacobi import (
+from sentinel.analysis.jacobi import (
     analyse,
     comm_time,
     efficiency,
@@ -18,6 +17,7 @@ from sentinel.jacobi import (
     split_runs,
     values,
 )
+from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse, unsupported
 from tests.conftest import DATA
 

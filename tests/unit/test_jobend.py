@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sentinel.jobend import job_end_causes
+from sentinel.parsers.jobend import job_end_causes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "joberr"
 

@@ -1,8 +1,8 @@
 import pytest
 
+from sentinel.analysis.pt2pt import analyse, curves, logp
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse, require_complete
-from sentinel.pt2pt import analyse, curves, logp
 from tests.conftest import DATA
 
 # Real output of src/bench/pt2pt, Open MPI ob1-vader, 2 cores bound.

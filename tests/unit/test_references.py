@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.references import systems_from_config, validate_file
+from sentinel.results.references import systems_from_config, validate_file
 from tests.conftest import ROOT
 
 REFERENCE_FILES = sorted((ROOT / "config" / "references").glob("*.yaml"))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import sentinel.report as report_pkg
-from sentinel.report import load, tables
-from sentinel.report.load import Inputs, Variable, cases_of, load_reports
+import sentinel.results.report as report_pkg
+from sentinel.results.report import load, tables
+from sentinel.results.report.load import Inputs, Variable, cases_of, load_reports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "run-report-slurm-two.json"
 
@@ -175,7 +175,7 @@ def test_a_database_that_is_not_one_is_named(tmp_path):
 
 
 def test_trends_need_two_sessions_and_follow_the_headline_variables():
-    from sentinel.report import plots
+    from sentinel.results.report import plots
 
     report = _report()
     first = (dict(report["session_info"], time_start_unix=1.7e9), cases_of(report, "a"))

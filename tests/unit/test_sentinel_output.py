@@ -1,7 +1,7 @@
 import pytest
 
+from sentinel.analysis.matching import analyse, metric_name
 from sentinel.errors import SentinelError
-from sentinel.matching import analyse, metric_name
 from sentinel.parsers.sentinel_output import parse, require_complete
 from tests.conftest import DATA
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.errors import SentinelError
-from sentinel.sources import RELEASES, build_commands, file_sha256, release, unreachable
+from sentinel.site.sources import RELEASES, build_commands, file_sha256, release, unreachable
 
 
 def test_pinned_releases_name_their_tarballs():

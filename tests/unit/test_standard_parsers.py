@@ -2,10 +2,10 @@
 
 import pytest
 
+from sentinel.analysis.fits import hockney_fit, switch_points
+from sentinel.analysis.standard import imb_values
 from sentinel.errors import SentinelError
-from sentinel.fits import hockney_fit, switch_points
 from sentinel.parsers import imb, osu
-from sentinel.standard import imb_values
 from tests.conftest import FIXTURES
 
 OSU_FILES = sorted(FIXTURES.glob("osu-*/*.txt"))
@@ -97,7 +97,7 @@ def test_fit_and_switch_points_on_osu_curves(path, steps):
 
 
 def test_osu_values_per_kind_on_real_outputs():
-    from sentinel.standard import osu_values
+    from sentinel.analysis.standard import osu_values
     lat = osu.parse((FIXTURES / "osu-5.3" / "latency_openmpi_ob1-vader.txt").read_text())
     values, switches = osu_values(lat, "osu_latency")
     assert values["latency_8B"] == (0.14, "us")  # fixtures/README.md table
@@ -113,7 +113,7 @@ def test_osu_values_per_kind_on_real_outputs():
 
 def test_osu_barrier_and_message_rate_formats():
     # The shapes OSU 7.0 prints for these two (no Size column; two value columns).
-    from sentinel.standard import osu_values
+    from sentinel.analysis.standard import osu_values
     barrier = osu.parse("# OSU MPI Barrier Latency Test v7.0\n# Avg Latency(us)\n"
                         "             0.21\n")
     assert osu_values(barrier, "osu_barrier")[0] == {"latency": (0.21, "us")}
@@ -127,7 +127,7 @@ def test_osu_barrier_and_message_rate_formats():
 
 
 def test_osu_options_work_with_every_version():
-    from sentinel.standard import osu_options
+    from sentinel.analysis.standard import osu_options
     assert osu_options("osu_latency", 4194304, 1048576, 0, 0) == []  # 5.x: no -m
     assert osu_options("osu_latency", 65536, 1048576, 100, 10) == [
         "-m", "65536", "-i", "100", "-x", "10"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sentinel.verdicts import failed, last_attempts, verdicts
+from sentinel.results.verdicts import failed, last_attempts, verdicts
 
 
 def _tc(name: str, latency: float, result: str, bounds: bool = True) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from sentinel.report.load import Case, Inputs
-from sentinel.report.tables import Acceptance, Row
+from sentinel.results.report.load import Case, Inputs
+from sentinel.results.report.tables import Acceptance, Row
 
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }

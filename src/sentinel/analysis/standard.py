@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sentinel.fits import hockney_fit, switch_points
+from sentinel.analysis.fits import hockney_fit, switch_points
 from sentinel.parsers.imb import ImbOutput
 from sentinel.parsers.osu import OsuOutput
 

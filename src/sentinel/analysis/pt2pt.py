@@ -9,8 +9,8 @@ standard-mode half round trip:
 
 from __future__ import annotations
 
+from sentinel.analysis.fits import hockney_fit, switch_points
 from sentinel.errors import SentinelError
-from sentinel.fits import hockney_fit, switch_points
 from sentinel.parsers.sentinel_output import BenchOutput
 
 Values = dict[str, tuple[float, str]]

@@ -6,7 +6,7 @@
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
 ``<references>/<system>.yaml`` (median, tolerance from the spread: see
-:mod:`sentinel.calibrate`) and prints the diff. Other partitions' entries
+:mod:`sentinel.results.calibrate`) and prints the diff. Other partitions' entries
 are never touched.
 
 ``report`` writes ``sentinel-report.html`` (self-contained), ``.json`` and
@@ -28,9 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sentinel import calibrate, report
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, repo_root, results_db
+from sentinel.results import calibrate, report
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sentinel.report import html, plots, tables
-from sentinel.report.load import Inputs, load_history, load_reports
+from sentinel.results.report import html, plots, tables
+from sentinel.results.report.load import Inputs, load_history, load_reports
 
 
 @dataclass(frozen=True)

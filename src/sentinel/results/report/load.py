@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sentinel.verdicts import last_attempts
+from sentinel.results.verdicts import last_attempts
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
 _ENTRY_LEN = 6

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from sentinel.report.load import Case, Variable
+from sentinel.results.report.load import Case, Variable
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
                   "test", "variable", "value", "unit", "reference", "lower_bound",

@@ -16,14 +16,14 @@ from typing import Mapping
 
 import yaml
 
-from sentinel.hybrid import METRICS as HYBRID_METRICS
-from sentinel.hybrid import MODES as HYBRID_MODES
-from sentinel.jacobi import METRICS as JACOBI_METRICS
-from sentinel.jacobi import MODES, THREADS
-from sentinel.matching import METRICS as MATCHING_METRICS
+from sentinel.analysis.hybrid import METRICS as HYBRID_METRICS
+from sentinel.analysis.hybrid import MODES as HYBRID_MODES
+from sentinel.analysis.jacobi import METRICS as JACOBI_METRICS
+from sentinel.analysis.jacobi import MODES, THREADS
+from sentinel.analysis.matching import METRICS as MATCHING_METRICS
+from sentinel.analysis.pt2pt import METRICS as PT2PT_METRICS
+from sentinel.analysis.standard import IMB_METRICS, OSU_BENCHMARKS, OSU_METRICS
 from sentinel.mpi.placement import MAPPINGS
-from sentinel.pt2pt import METRICS as PT2PT_METRICS
-from sentinel.standard import IMB_METRICS, OSU_BENCHMARKS, OSU_METRICS
 
 INDEX = ["$partition", "$environ", "transport_name", "mapping"]
 

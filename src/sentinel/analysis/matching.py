@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sentinel.analysis.fits import MatchFit, fit_matching, queue_model
 from sentinel.errors import SentinelError
-from sentinel.fits import MatchFit, fit_matching, queue_model
 from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 

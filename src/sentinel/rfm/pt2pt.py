@@ -11,11 +11,11 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.build import BenchBuild
+from sentinel.analysis.pt2pt import analyse
 from sentinel.errors import SentinelError
-from sentinel.mixins import PartitionReferences, TransportMappingTest
 from sentinel.parsers.sentinel_output import parse, require_complete
-from sentinel.pt2pt import analyse
+from sentinel.rfm.base import PartitionReferences, TransportMappingTest
+from sentinel.rfm.build import BenchBuild
 
 #: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.
 PT2PT_CHECK = "Pt2ptCheck"

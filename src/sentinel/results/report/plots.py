@@ -18,7 +18,7 @@ matplotlib.use("Agg")  # no display: before pyplot is imported
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from sentinel.report.load import Case  # noqa: E402
+from sentinel.results.report.load import Case  # noqa: E402
 
 Figures = list[tuple[str, str]]
 

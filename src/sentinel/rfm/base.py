@@ -19,9 +19,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.build import BenchBuild
 from sentinel.errors import SentinelError
-from sentinel.jobend import FINALIZE_HANG, job_end_causes
 from sentinel.mpi.linkage import linkage_problems
 from sentinel.mpi.placement import (
     MAPPINGS,
@@ -34,8 +32,10 @@ from sentinel.mpi.placement import (
 )
 from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
+from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 from sentinel.paths import references_dir
+from sentinel.rfm.build import BenchBuild
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
 LDD_FILE = "rfm_ldd.txt"

@@ -23,10 +23,10 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 
-from sentinel.binaries import find_program
 from sentinel.paths import bench_dir
-from sentinel.sources import build_commands, file_sha256, release, unreachable
-from sentinel.spack import install_prefix, spack_setup, uses_spack
+from sentinel.site.binaries import find_program
+from sentinel.site.sources import build_commands, file_sha256, release, unreachable
+from sentinel.site.spack import install_prefix, spack_setup, uses_spack
 
 
 def _build_with_spack(test: rfm.RegressionTest, spec: str) -> None:
@@ -120,7 +120,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
 class FetchRelease(rfm.RunOnlyRegressionTest):
     """Download a suite's release tarball (on the machine ReFrame runs on)."""
 
-    #: The suite: a key of :data:`sentinel.sources.RELEASES`.
+    #: The suite: a key of :data:`sentinel.site.sources.RELEASES`.
     #:
     #: :type: :class:`str`
     #: :default: required
@@ -261,7 +261,7 @@ class SpackSuiteBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
     ^openmpi``) is one the environment lists, installed once and reused.
     """
 
-    #: The suite: a key of :data:`sentinel.spack.SUITE_PACKAGES`.
+    #: The suite: a key of :data:`sentinel.site.spack.SUITE_PACKAGES`.
     #:
     #: :type: :class:`str`
     #: :default: required
