@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from sentinel.analysis.variables import LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
-
-Values = dict[str, tuple[float, str]]
 
 #: The benchmark's modes and benchmarks.
 MODES = ("serial", "funnelled", "multiple")
 BENCHMARKS = ("barrier", "halo", "pingpong", "pingping")
 
-#: Reference-validation patterns for HybridCheck: (metric-name regex, unit).
-METRICS: tuple[tuple[str, str], ...] = (
-    (r"barrier|(halo|pingpong|pingping)_\d+B", "s"),
+#: OpenMP threads per rank the check is generated for.
+THREADS = (1, 2, 4, 8)
+
+#: What HybridCheck reports, indexed by mode and threads per rank.
+SPEC = CheckSpec(
+    checks=("HybridCheck",),
+    variables=(
+        PerfVar("barrier", "s", LOWER, "seconds per barrier with the threads' own barrier"),
+        PerfVar("{bench}_{size}B", "s", LOWER,
+                "seconds per iteration; bytes of the whole message, all threads' parts",
+                choices={"bench": ("halo", "pingpong", "pingping")}),
+    ),
+    levels=(Level("mode", MODES), Level("threads", tuple(map(str, THREADS)))),
 )
 
 
@@ -22,15 +31,18 @@ def values(out: BenchOutput, stdout: str, benchmarks: list[str]) -> Values:
 
     Every requested benchmark must have reported, and no data may be wrong.
     """
-    found: Values = {}
+    found = Values(SPEC)
     for rec in out.of("HYBRID"):
         if rec.integer("wrong"):
             raise SentinelError(f"{stdout}:{rec.line}: {rec.text('bench')} at "
                                 f"{rec.integer('bytes')} B received {rec.integer('wrong')} "
                                 "wrong elements")
         bench = rec.text("bench")
-        name = bench if bench == "barrier" else f"{bench}_{rec.integer('bytes')}B"
-        found[name] = (rec.number("time_s"), "s")
+        if bench == "barrier":
+            found.put("barrier", rec.number("time_s"))
+        else:
+            found.put("{bench}_{size}B", rec.number("time_s"), bench=bench,
+                      size=rec.integer("bytes"))
     missing = [b for b in benchmarks
                if not any(k == b or k.startswith(f"{b}_") for k in found)]
     if missing:

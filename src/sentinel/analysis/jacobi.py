@@ -14,10 +14,9 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput, Record, require_complete
-
-Values = dict[str, tuple[float, str]]
 
 #: The benchmark's modes, and the scaling series' ranks and threads per rank.
 MODES = ("pure", "master", "funnelled", "multiple")
@@ -26,11 +25,19 @@ THREADS = (1, 2, 4, 8)
 #: Phases of one iteration, as the benchmark names them.
 PHASES = ("jacobi", "halo", "delta", "other")
 
-#: Reference-validation patterns for JacobiCheck: (metric-name regex, unit).
-METRICS: tuple[tuple[str, str], ...] = (
-    (r"t_(jacobi|halo|delta|other|sweep)_N\d+", "s"),
-    (r"(mlups|model_mlups)_N\d+", "MLUP/s"),
-    (r"(model_ratio|efficiency)_N\d+", "1"),
+#: What JacobiCheck reports per N of its series, indexed by mode and threads per rank.
+SPEC = CheckSpec(
+    checks=("JacobiCheck",),
+    variables=(
+        PerfVar("t_{phase}_N{n}", "s", LOWER, "seconds per iteration in one phase, or the sweep",
+                choices={"phase": (*PHASES, "sweep")}),
+        PerfVar("mlups_N{n}", "MLUP/s", HIGHER, "million lattice updates per second",
+                headline={}),
+        PerfVar("model_mlups_N{n}", "MLUP/s", NEUTRAL, "the weak-scaling model's P(L,N)"),
+        PerfVar("model_ratio_N{n}", "1", HIGHER, "measured / modelled MLUP/s", headline={}),
+        PerfVar("efficiency_N{n}", "1", HIGHER, "strong scaling: T(1) / (N T(N))"),
+    ),
+    levels=(Level("mode", MODES), Level("threads", tuple(map(str, THREADS)))),
 )
 
 
@@ -138,10 +145,11 @@ def values(run: JacobiRun) -> Values:
 
     Seconds per iteration of each phase and of the sweep, and MLUP/s.
     """
-    n = f"_N{run.ranks}"
-    out: Values = {f"t_{p}{n}": (t, "s") for p, t in run.phases.items()}
-    out[f"t_sweep{n}"] = (run.sweep_s, "s")
-    out[f"mlups{n}"] = (run.mlups, "MLUP/s")
+    out = Values(SPEC)
+    for phase, t in run.phases.items():
+        out.put("t_{phase}_N{n}", t, phase=phase, n=run.ranks)
+    out.put("t_{phase}_N{n}", run.sweep_s, phase="sweep", n=run.ranks)
+    out.put("mlups_N{n}", run.mlups, n=run.ranks)
     return out
 
 
@@ -153,8 +161,10 @@ def model_values(run: JacobiRun, single_sweep_s: float, bandwidth_mbs: float,
                             f"local {run.local})")
     model = model_mlups(run.local[0], run.ranks, run.k, single_sweep_s, bandwidth_mbs,
                         latency_us)
-    n = f"_N{run.ranks}"
-    return {f"model_mlups{n}": (model, "MLUP/s"), f"model_ratio{n}": (run.mlups / model, "1")}
+    out = Values(SPEC)
+    out.put("model_mlups_N{n}", model, n=run.ranks)
+    out.put("model_ratio_N{n}", run.mlups / model, n=run.ranks)
+    return out
 
 
 def efficiency(run: JacobiRun, single: JacobiRun) -> Values:
@@ -162,4 +172,6 @@ def efficiency(run: JacobiRun, single: JacobiRun) -> Values:
     if not math.isclose(run.checksum, single.checksum, rel_tol=1e-10):
         raise SentinelError(f"the {run.ranks}-rank result {run.checksum!r} differs from the "
                             f"1-rank result {single.checksum!r} for the same problem")
-    return {f"efficiency_N{run.ranks}": (single.sweep_s / (run.ranks * run.sweep_s), "1")}
+    out = Values(SPEC)
+    out.put("efficiency_N{n}", single.sweep_s / (run.ranks * run.sweep_s), n=run.ranks)
+    return out

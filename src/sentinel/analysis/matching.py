@@ -5,8 +5,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sentinel.analysis.fits import MatchFit, fit_matching, queue_model
+from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput, Record
+
+_ALG = {"alg": ("tag", "comm")}
+_QUEUE = {"queue": ("umq", "prq"), **_ALG}
+
+#: What MatchingCheck reports.
+SPEC = CheckSpec(
+    checks=("MatchingCheck",),
+    variables=(
+        PerfVar("match_time_{alg}", "us", LOWER,
+                "M: time of one unsuccessful match, fitted over the batch sizes",
+                choices=_ALG, headline={}),
+        PerfVar("match_time_{queue}_{alg}", "us", LOWER,
+                "M of one queue alone (unexpected messages, posted receives)", choices=_QUEUE),
+        PerfVar("match_time_{alg}_{size}B", "us", LOWER, "M at another message size",
+                choices=_ALG),
+        PerfVar("match_r2_{alg}", "1", HIGHER, "R^2 of the fit of M", choices=_ALG),
+        PerfVar("match_r2_{queue}_{alg}", "1", HIGHER, "R^2 of one queue's fit",
+                choices=_QUEUE),
+        PerfVar("{point}_{alg}", "us", LOWER,
+                "in-order, reverse-order time and their difference at the check-point n",
+                choices={"point": ("iot", "rot", "diff"), **_ALG}),
+        PerfVar("queue_ratio", "1", NEUTRAL, "M(comm) / M(tag): about 1 for a shared queue"),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -36,16 +61,19 @@ def fit_sweep(recs: list[Record]) -> MatchFit:
                         [r.number("diff_us") for r in recs], legs)
 
 
-def metric_name(algorithm: str, pattern: str, what: str = "match_time") -> str:
-    """Performance-variable name: 'match_time_tag', 'match_time_umq_comm', ..."""
-    return f"{what}_{algorithm}" if pattern == "pingpong" else f"{what}_{pattern}_{algorithm}"
+def _put(values: Values, what: str, key: CaseKey, value: float) -> None:
+    """Record ``what`` (``match_time``, ``match_r2``) of one sweep's pattern."""
+    if key.pattern == "pingpong":
+        values.put(f"{what}_{{alg}}", value, alg=key.algorithm)
+    else:
+        values.put(f"{what}_{{queue}}_{{alg}}", value, queue=key.pattern, alg=key.algorithm)
 
 
 @dataclass
 class MatchingResult:
     """Everything a check reports from one matching run."""
 
-    values: dict[str, tuple[float, str]]
+    values: Values
     queue_model: str
 
 
@@ -54,41 +82,32 @@ def analyse(out: BenchOutput, checkpoint: int, reference_bytes: int) -> Matching
     groups = sweeps(out)
     if not groups:
         raise SentinelError("benchmark output has no SENTINEL_MATCH result line")
-    values: dict[str, tuple[float, str]] = {}
-    fits: dict[str, MatchFit] = {}
+    values = Values(SPEC)
+    seed_fits: dict[str, MatchFit] = {}
     for key, recs in groups.items():
         fit = fit_sweep(recs)
         if key.nbytes == reference_bytes:
-            fits[metric_name(key.algorithm, key.pattern)] = fit
-            values[metric_name(key.algorithm, key.pattern)] = (fit.m_us, "us")
-            values[metric_name(key.algorithm, key.pattern, "match_r2")] = (fit.r2, "1")
+            _put(values, "match_time", key, fit.m_us)
+            _put(values, "match_r2", key, fit.r2)
             if key.pattern == "pingpong":
+                seed_fits[key.algorithm] = fit
                 _checkpoint_values(values, key.algorithm, recs, checkpoint)
         elif key.pattern == "pingpong":
-            values[f"match_time_{key.algorithm}_{key.nbytes}B"] = (fit.m_us, "us")
+            values.put("match_time_{alg}_{size}B", fit.m_us, alg=key.algorithm,
+                       size=key.nbytes)
     model = "not measured"
-    if "match_time_tag" in fits and "match_time_comm" in fits:
-        tag, comm = fits["match_time_tag"], fits["match_time_comm"]
+    if "tag" in seed_fits and "comm" in seed_fits:
+        tag, comm = seed_fits["tag"], seed_fits["comm"]
         model = queue_model(tag, comm)
         if tag.m_us != 0:
-            values["queue_ratio"] = (comm.m_us / tag.m_us, "1")
+            values.put("queue_ratio", comm.m_us / tag.m_us)
     return MatchingResult(values, model)
 
 
-def _checkpoint_values(values: dict[str, tuple[float, str]], algorithm: str,
-                       recs: list[Record], checkpoint: int) -> None:
+def _checkpoint_values(values: Values, algorithm: str, recs: list[Record],
+                       checkpoint: int) -> None:
     at = [r for r in recs if r.integer("n") == checkpoint]
     if not at:
         raise SentinelError(f"no result for the check-point n={checkpoint}")
-    for field in ("iot", "rot", "diff"):
-        values[f"{field}_{algorithm}"] = (at[0].number(f"{field}_us"), "us")
-
-
-#: Names :func:`analyse` can produce, with their units (for reference validation).
-METRICS: tuple[tuple[str, str], ...] = (
-    (r"match_time(_(umq|prq))?_(tag|comm)", "us"),
-    (r"match_time_(tag|comm)_\d+B", "us"),
-    (r"match_r2(_(umq|prq))?_(tag|comm)", "1"),
-    (r"(iot|rot|diff)_(tag|comm)", "us"),
-    (r"queue_ratio", "1"),
-)
+    for point in ("iot", "rot", "diff"):
+        values.put("{point}_{alg}", at[0].number(f"{point}_us"), point=point, alg=algorithm)

@@ -10,17 +10,36 @@ standard-mode half round trip:
 from __future__ import annotations
 
 from sentinel.analysis.fits import hockney_fit, switch_points
+from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
 
-Values = dict[str, tuple[float, str]]
-
-#: Reference-validation patterns for Pt2ptCheck: (metric-name regex, unit).
-METRICS: tuple[tuple[str, str], ...] = (
-    (r"latency(_(synchronous|buffered|ready|diffbuf))?_\d+B", "us"),
-    (r"unilatency_\d+B|fit_lambda|logp_(L|o|g|g0|L_classic|os_\d+B|or_\d+B)", "us"),
-    (r"latency_8B_spread", "1"),
-    (r"bw_peak|bibw_peak|bw_\d+B|fit_bw", "MB/s"),
+#: What Pt2ptCheck reports.
+SPEC = CheckSpec(
+    checks=("Pt2ptCheck",),
+    variables=(
+        PerfVar("latency_{size}B", "us", LOWER,
+                "standard-mode half round trip, median of the samples",
+                headline={"size": "8"}, curve="latency"),
+        PerfVar("latency_{mode}_8B", "us", LOWER, "8 B half round trip in another send mode",
+                choices={"mode": ("synchronous", "buffered", "ready", "diffbuf")}),
+        PerfVar("latency_8B_spread", "1", LOWER, "(max - min) / median of the 8 B samples"),
+        PerfVar("unilatency_8B", "us", LOWER, "8 B one-way time of a batch acknowledged once"),
+        PerfVar("bw_{size}B", "MB/s", HIGHER, "unidirectional bandwidth, a window in flight",
+                curve="bw"),
+        PerfVar("bw_peak", "MB/s", HIGHER, "largest unidirectional bandwidth over sizes",
+                headline={}),
+        PerfVar("bibw_peak", "MB/s", HIGHER, "largest bidirectional bandwidth over sizes",
+                headline={}),
+        PerfVar("fit_lambda", "us", LOWER, "fit t = lambda + size/b: mean latency of 0-16 B",
+                headline={}),
+        PerfVar("fit_bw", "MB/s", HIGHER, "fit t = lambda + size/b: b from the slope",
+                headline={}),
+        PerfVar("logp_{param}", "us", LOWER, "parameterised and classic LogP parameters",
+                choices={"param": ("L", "g0", "L_classic", "o", "g")}),
+        PerfVar("logp_{side}_8B", "us", LOWER, "LogP send / receive overhead at 8 B",
+                choices={"side": ("os", "or")}),
+    ),
 )
 
 
@@ -45,26 +64,29 @@ def _spread(out: BenchOutput, size: int) -> float:
 def analyse(out: BenchOutput) -> tuple[Values, list[int]]:
     """Performance values; also the latency curve's protocol switch sizes."""
     table = curves(out)
-    values: Values = {}
+    values = Values(SPEC)
     switches: list[int] = []
     lat = table.get(("latency", "standard"))
     if lat:
-        values.update({f"latency_{s}B": (t, "us") for s, t in lat.items()})
+        for size, t in lat.items():
+            values.put("latency_{size}B", t, size=size)
         if 8 in lat:
-            values["latency_8B_spread"] = (_spread(out, 8), "1")
+            values.put("latency_8B_spread", _spread(out, 8))
         fit = hockney_fit(lat)
-        values["fit_lambda"] = (fit.lambda_us, "us")
-        values["fit_bw"] = (fit.b_mbs, "MB/s")
+        values.put("fit_lambda", fit.lambda_us)
+        values.put("fit_bw", fit.b_mbs)
         switches = switch_points(lat, fit)
     for (metric, mode), curve in table.items():
         if metric == "latency" and mode != "standard" and 8 in curve:
-            values[f"latency_{mode}_8B"] = (curve[8], "us")
+            values.put("latency_{mode}_8B", curve[8], mode=mode)
         elif metric == "unilatency" and 8 in curve:
-            values["unilatency_8B"] = (curve[8], "us")
-        elif metric in ("bw", "bibw"):
-            values[f"{metric}_peak"] = (max(curve.values()), "MB/s")
-            if metric == "bw":
-                values.update({f"bw_{s}B": (v, "MB/s") for s, v in curve.items()})
+            values.put("unilatency_8B", curve[8])
+        elif metric == "bw":
+            values.put("bw_peak", max(curve.values()))
+            for size, v in curve.items():
+                values.put("bw_{size}B", v, size=size)
+        elif metric == "bibw":
+            values.put("bibw_peak", max(curve.values()))
     if ("logp_g0", "standard") in table:
         values.update(logp(table))
     return values, switches
@@ -78,17 +100,15 @@ def logp(table: dict[tuple[str, str], dict[int, float]]) -> Values:
         os_, or_ = table[("logp_os", "standard")], table[("logp_or", "standard")]
         big_l = rtt[0] / 2 - g0
         g1 = rtt[1] - rtt[0] + g0
-        values = {
-            "logp_g0": (g0, "us"),
-            "logp_L": (big_l, "us"),
-            "logp_L_classic": (big_l + g1 - os_[1] - or_[1], "us"),
-            "logp_o": ((os_[1] + or_[1]) / 2, "us"),
-            "logp_g": (g1, "us"),
-        }
+        params = {"g0": g0, "L": big_l, "L_classic": big_l + g1 - os_[1] - or_[1],
+                  "o": (os_[1] + or_[1]) / 2, "g": g1}
     except KeyError as missing:
         raise SentinelError(f"LogP needs sizes 0 and 1 of latency, logp_os and logp_or "
                             f"(missing {missing})") from None
+    values = Values(SPEC)
+    for param, value in params.items():
+        values.put("logp_{param}", value, param=param)
     if 8 in os_ and 8 in or_:
-        values["logp_os_8B"] = (os_[8], "us")
-        values["logp_or_8B"] = (or_[8], "us")
+        values.put("logp_{side}_8B", os_[8], side="os")
+        values.put("logp_{side}_8B", or_[8], side="or")
     return values

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sentinel.analysis.fits import hockney_fit, switch_points
+from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.parsers.imb import ImbOutput
 from sentinel.parsers.osu import OsuOutput
 
@@ -10,35 +11,44 @@ from sentinel.parsers.osu import OsuOutput
 IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange",
                   "Allreduce", "Alltoall", "Bcast", "Barrier")
 
-#: Reference-validation patterns for ImbCheck: (metric-name regex, unit).
-IMB_METRICS: tuple[tuple[str, str], ...] = (
-    (r"(pingpong|pingping|sendrecv|exchange|allreduce|alltoall|bcast)_latency_\d+B", "us"),
-    (r"(pingpong|pingping|sendrecv|exchange)_bw_peak", "MB/s"),
-    (r"pingpong_bw_\d+B", "MB/s"),
-    (r"pingpong_fit_lambda", "us"),
-    (r"pingpong_fit_bw", "MB/s"),
-    (r"barrier_latency", "us"),
-)
+_IMB_TIMED = tuple(b.lower() for b in IMB_BENCHMARKS if b not in ("PingPong", "Barrier"))
 
-Values = dict[str, tuple[float, str]]
+#: What ImbCheck (and its variants on other builds of IMB) reports.
+IMB_SPEC = CheckSpec(
+    checks=("ImbCheck", "ImbSourceCheck", "ImbSpackCheck"),
+    variables=(
+        PerfVar("pingpong_latency_{size}B", "us", LOWER, "PingPong half round trip (t[usec])",
+                headline={"size": "8"}, curve="latency"),
+        PerfVar("{bench}_latency_{size}B", "us", LOWER,
+                "time per operation (t[usec] point-to-point, t_avg collectives)",
+                choices={"bench": _IMB_TIMED}),
+        PerfVar("{bench}_bw_peak", "MB/s", HIGHER, "largest bandwidth IMB reports over sizes",
+                choices={"bench": ("pingpong", "pingping", "sendrecv", "exchange")}),
+        PerfVar("pingpong_bw_{size}B", "MB/s", HIGHER, "PingPong bandwidth curve", curve="bw"),
+        PerfVar("pingpong_fit_lambda", "us", LOWER, "PingPong fit t = lambda + size/b"),
+        PerfVar("pingpong_fit_bw", "MB/s", HIGHER, "PingPong fit: b from the slope"),
+        PerfVar("barrier_latency", "us", LOWER, "time of one barrier (t_avg)"),
+    ),
+)
 
 
 def imb_values(out: ImbOutput, benchmarks: list[str]) -> tuple[Values, list[int]]:
     """Performance values of every benchmark; also PingPong's protocol switch sizes."""
-    values: Values = {}
+    values = Values(IMB_SPEC)
     switches: list[int] = []
     for bench in benchmarks:
         table = out.table(bench)
         name = bench.lower()
         times = table.column(table.time_column)
         if bench == "Barrier":
-            values["barrier_latency"] = (times[0], "us")
+            values.put("barrier_latency", times[0])
             continue
         sizes = sorted(times)
         for size in {8, sizes[-1]} & set(sizes):
-            values[f"{name}_latency_{size}B"] = (times[size], "us")
+            if bench != "PingPong":  # its whole curve is below
+                values.put("{bench}_latency_{size}B", times[size], bench=name, size=size)
         if "Mbytes/sec" in table.columns:
-            values[f"{name}_bw_peak"] = (max(table.column("Mbytes/sec").values()), "MB/s")
+            values.put("{bench}_bw_peak", max(table.column("Mbytes/sec").values()), bench=name)
         if bench == "PingPong":
             switches = _pingpong_curve(values, times, table.column("Mbytes/sec"))
     return values, switches
@@ -47,12 +57,12 @@ def imb_values(out: ImbOutput, benchmarks: list[str]) -> tuple[Values, list[int]
 def _pingpong_curve(values: Values, times: dict[int, float],
                     bandwidth: dict[int, float]) -> list[int]:
     for size, t in times.items():
-        values[f"pingpong_latency_{size}B"] = (t, "us")
+        values.put("pingpong_latency_{size}B", t, size=size)
         if size:
-            values[f"pingpong_bw_{size}B"] = (bandwidth[size], "MB/s")
+            values.put("pingpong_bw_{size}B", bandwidth[size], size=size)
     fit = hockney_fit(times)
-    values["pingpong_fit_lambda"] = (fit.lambda_us, "us")
-    values["pingpong_fit_bw"] = (fit.b_mbs, "MB/s")
+    values.put("pingpong_fit_lambda", fit.lambda_us)
+    values.put("pingpong_fit_bw", fit.b_mbs)
     return switch_points(times, fit)
 
 
@@ -91,42 +101,54 @@ def osu_options(program: str, max_size: int, max_size_collective: int, iteration
     return opts
 
 
-#: Reference-validation patterns for OsuCheck: (metric-name regex, unit).
-OSU_METRICS: tuple[tuple[str, str], ...] = (
-    (r"latency(_\d+B)?", "us"),
-    (r"bw_peak|bw_\d+B|fit_bw", "MB/s"),
-    (r"fit_lambda", "us"),
-    (r"msg_rate_peak", "messages/s"),
+#: What OsuCheck (and its variants on other builds of OSU) reports; its
+#: references have one more level, the benchmark.
+OSU_SPEC = CheckSpec(
+    checks=("OsuCheck", "OsuSourceCheck", "OsuSpackCheck"),
+    variables=(
+        PerfVar("latency_{size}B", "us", LOWER, "average latency (osu_latency: one way)",
+                headline={"size": "8"}, curve="latency"),
+        PerfVar("latency", "us", LOWER, "osu_barrier: average time of one barrier"),
+        PerfVar("bw_peak", "MB/s", HIGHER, "largest bandwidth over sizes", headline={}),
+        PerfVar("bw_{size}B", "MB/s", HIGHER, "osu_bw bandwidth curve", curve="bw"),
+        PerfVar("fit_lambda", "us", LOWER, "osu_latency fit t = lambda + size/b",
+                headline={}),
+        PerfVar("fit_bw", "MB/s", HIGHER, "osu_latency fit: b from the slope", headline={}),
+        PerfVar("msg_rate_peak", "messages/s", HIGHER, "osu_mbw_mr: largest message rate"),
+    ),
+    levels=(Level("benchmark", tuple(name for name, _ in OSU_BENCHMARKS)),),
 )
 
 
 def osu_values(out: OsuOutput, program: str) -> tuple[Values, list[int]]:
     """Performance values of one OSU benchmark; also the latency switch sizes."""
-    values: Values = {}
+    values = Values(OSU_SPEC)
     if program == "osu_barrier":
-        values["latency"] = (out.column("Avg Latency")[0], "us")
+        values.put("latency", out.column("Avg Latency")[0])
         return values, []
     kind = dict(OSU_BENCHMARKS)[program]
     if kind == "latency":
         times = out.column("Avg Latency" if program != "osu_latency" else "Latency")
         sizes = sorted(times)
         for size in {8, sizes[-1]} & set(sizes):
-            values[f"latency_{size}B"] = (times[size], "us")
+            values.put("latency_{size}B", times[size], size=size)
         if program == "osu_latency":
             return values, _latency_curve(values, times)
         return values, []
     bw = out.column("MB/s" if program == "osu_mbw_mr" else "Bandwidth")
-    values["bw_peak"] = (max(bw.values()), "MB/s")
+    values.put("bw_peak", max(bw.values()))
     if program == "osu_mbw_mr":
-        values["msg_rate_peak"] = (max(out.column("Messages/s").values()), "messages/s")
+        values.put("msg_rate_peak", max(out.column("Messages/s").values()))
     if program == "osu_bw":
-        values.update({f"bw_{s}B": (v, "MB/s") for s, v in bw.items()})
+        for size, v in bw.items():
+            values.put("bw_{size}B", v, size=size)
     return values, []
 
 
 def _latency_curve(values: Values, times: dict[int, float]) -> list[int]:
-    values.update({f"latency_{s}B": (t, "us") for s, t in times.items()})
+    for size, t in times.items():
+        values.put("latency_{size}B", t, size=size)
     fit = hockney_fit(times)
-    values["fit_lambda"] = (fit.lambda_us, "us")
-    values["fit_bw"] = (fit.b_mbs, "MB/s")
+    values.put("fit_lambda", fit.lambda_us)
+    values.put("fit_bw", fit.b_mbs)
     return switch_points(times, fit)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import yaml
 
+from sentinel.analysis.variables import NEUTRAL, declaration
 from sentinel.errors import SentinelError
 
 #: Robust multiple of the scaled MAD, and the smallest relative tolerance.
@@ -174,7 +175,9 @@ def summary(series: dict[Key, Series], refs: dict[Key, list]) -> list[str]:
     lines = []
     for key, entry in refs.items():
         s = series[key]
-        lines.append(f"{key.check} {'/'.join(key.index_values)} {key.variable}: median "
+        decl = declaration(key.check, key.variable)
+        better = f" ({decl.better} is better)" if decl and decl.better != NEUTRAL else ""
+        lines.append(f"{key.check} {'/'.join(key.index_values)} {key.variable}{better}: median "
                      f"{entry[0]:g} {s.unit}, spread {100 * spread(s.values):.1f} %, "
                      f"band {100 * entry[1]:+.1f}/{100 * entry[2]:+.1f} %, "
                      f"runs {_runs(s.values)}")

@@ -9,43 +9,14 @@ entry must be able to fail.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import yaml
 
-from sentinel.analysis.hybrid import METRICS as HYBRID_METRICS
-from sentinel.analysis.hybrid import MODES as HYBRID_MODES
-from sentinel.analysis.jacobi import METRICS as JACOBI_METRICS
-from sentinel.analysis.jacobi import MODES, THREADS
-from sentinel.analysis.matching import METRICS as MATCHING_METRICS
-from sentinel.analysis.pt2pt import METRICS as PT2PT_METRICS
-from sentinel.analysis.standard import IMB_METRICS, OSU_BENCHMARKS, OSU_METRICS
+from sentinel.analysis.variables import CheckSpec, all_specs
 from sentinel.mpi.placement import MAPPINGS
-
-INDEX = ["$partition", "$environ", "transport_name", "mapping"]
-
-#: Check class -> (metric-name pattern, unit) pairs.
-CHECK_METRICS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "MatchingCheck": MATCHING_METRICS,
-    "ImbCheck": IMB_METRICS,
-    "OsuCheck": OSU_METRICS,
-    "Pt2ptCheck": PT2PT_METRICS,
-    "JacobiCheck": JACOBI_METRICS,
-    "HybridCheck": HYBRID_METRICS,
-}
-
-#: Checks whose reference index goes deeper than INDEX, and the values allowed there.
-CHECK_INDEX: Mapping[str, list[str]] = {"OsuCheck": [*INDEX, "benchmark"],
-                                         "JacobiCheck": [*INDEX, "mode", "threads"],
-                                         "HybridCheck": [*INDEX, "mode", "threads"]}
-CHECK_LEVEL_VALUES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "OsuCheck": {"benchmark": tuple(name for name, _ in OSU_BENCHMARKS)},
-    "JacobiCheck": {"mode": MODES, "threads": tuple(str(t) for t in THREADS)},
-    "HybridCheck": {"mode": HYBRID_MODES, "threads": tuple(str(t) for t in THREADS)},
-}
 
 
 @dataclass(frozen=True)
@@ -72,13 +43,6 @@ def systems_from_config(site_configuration: dict) -> dict[str, SystemInfo]:
     return out
 
 
-def _unit_for(check: str, metric: str) -> str | None:
-    for pattern, unit in CHECK_METRICS[check]:
-        if re.fullmatch(pattern, metric):
-            return unit
-    return None
-
-
 def _is_float(text: str) -> bool:
     try:
         float(text)
@@ -102,17 +66,18 @@ class _Walker:
         return node.value
 
     def check_file(self, root: yaml.Node) -> None:
+        specs = all_specs()
         for knode, vnode in self.mapping(root, "the file"):
             check = knode.value
-            if check not in CHECK_METRICS:
-                self.err(knode, f"unknown check {check!r} (known: {', '.join(CHECK_METRICS)})")
+            if check not in specs:
+                self.err(knode, f"unknown check {check!r} (known: {', '.join(specs)})")
                 continue
-            self.check_class(check, vnode)
+            self.check_class(check, specs[check], vnode)
 
-    def check_class(self, check: str, node: yaml.Node) -> None:
+    def check_class(self, check: str, spec: CheckSpec, node: yaml.Node) -> None:
         items = self.mapping(node, check)
         index = [v for k, v in items if k.value == "$index"]
-        expected = CHECK_INDEX.get(check, INDEX)
+        expected = list(spec.index)
         if not index or yaml.safe_load(yaml.serialize(index[0])) != expected:
             self.err(node, f"{check}: $index must be {expected}")
         for knode, vnode in items:
@@ -125,9 +90,10 @@ class _Walker:
                                 f"{', '.join(sorted(self.system.partitions))})")
                 continue
             for enode, tmap in self.mapping(vnode, part):
-                self.check_environ(check, part, enode, tmap)
+                self.check_environ(check, spec, part, enode, tmap)
 
-    def check_environ(self, check: str, part: str, enode: yaml.Node, tmap: yaml.Node) -> None:
+    def check_environ(self, check: str, spec: CheckSpec, part: str, enode: yaml.Node,
+                      tmap: yaml.Node) -> None:
         env = enode.value
         if env not in self.system.partitions[part]:
             self.err(enode, f"{check}: environment {env!r} is not in partition {part!r} "
@@ -144,27 +110,30 @@ class _Walker:
                     self.err(mnode, f"{check}: unknown mapping {mnode.value!r} "
                                     f"(known: {', '.join(MAPPINGS)})")
                     continue
-                self.check_extra_levels(check, metrics, CHECK_INDEX.get(check, INDEX)[4:])
+                self.check_extra_levels(check, spec, metrics, spec.levels)
 
-    def check_extra_levels(self, check: str, node: yaml.Node, levels: list[str]) -> None:
+    def check_extra_levels(self, check: str, spec: CheckSpec, node: yaml.Node,
+                           levels: tuple) -> None:
         if not levels:
             for pnode, value in self.mapping(node, "the performance variables"):
-                self.check_value(check, pnode, value)
+                self.check_value(check, spec, pnode, value)
             return
-        allowed = CHECK_LEVEL_VALUES[check][levels[0]]
-        for knode, sub in self.mapping(node, levels[0]):
-            if knode.value not in allowed:
-                self.err(knode, f"{check}: unknown {levels[0]} {knode.value!r} "
-                                f"(known: {', '.join(allowed)})")
+        level = levels[0]
+        for knode, sub in self.mapping(node, level.name):
+            if knode.value not in level.values:
+                self.err(knode, f"{check}: unknown {level.name} {knode.value!r} "
+                                f"(known: {', '.join(level.values)})")
                 continue
-            self.check_extra_levels(check, sub, levels[1:])
+            self.check_extra_levels(check, spec, sub, levels[1:])
 
-    def check_value(self, check: str, pnode: yaml.Node, vnode: yaml.Node) -> None:
+    def check_value(self, check: str, spec: CheckSpec, pnode: yaml.Node,
+                    vnode: yaml.Node) -> None:
         metric = pnode.value
-        unit = _unit_for(check, metric)
-        if unit is None:
+        var = spec.lookup(metric)
+        if var is None:
             self.err(pnode, f"{check} has no performance variable {metric!r}")
             return
+        unit = var.unit
         value = yaml.safe_load(yaml.serialize(vnode))
         if not (isinstance(value, list) and len(value) == 4):
             self.err(vnode, f"{metric}: expected [value, lower, upper, unit], got {value!r}")

@@ -31,7 +31,7 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance) -> list[str]:
     lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
              f"{len(acc.failed_cases)} failed test cases)"]
     for r in all_rows:
-        if plots.HEADLINE.match(r.var.name) and r.var.value is not None:
+        if r.var.headline and r.var.value is not None:
             lines.append(f"{r.case.where:34} {r.case.check:13} {r.case.transport:12} "
                          f"{r.case.mapping:7} {r.case.variant:24} {r.var.name:16} "
                          f"{r.var.value:>10.4g} "

@@ -55,10 +55,10 @@ def _band(r: Row) -> str:
 
 def _variables_table(rows: list[Row]) -> str:
     body = [(r.case.where, r.case.name, r.var.name, _num(r.var.value, r.var.unit),
-             _num(r.var.reference) if r.var.referenced else "", _band(r), _margin(r),
-             r.verdict) for r in rows]
-    return _table(("where", "test", "variable", "measured", "reference", "band", "margin",
-                   "verdict"), body)
+             _num(r.var.reference) if r.var.referenced else "", r.var.change, _band(r),
+             _margin(r), r.verdict) for r in rows]
+    return _table(("where", "test", "variable", "measured", "reference", "vs reference",
+                   "band", "margin", "verdict"), body)
 
 
 def _acceptance(acc: Acceptance) -> str:
@@ -68,9 +68,9 @@ def _acceptance(acc: Acceptance) -> str:
              f"{len(acc.failed_cases)} test cases failed.</p>"]
     if acc.requirements:
         body = [(r.case.where, r.case.name, r.var.name, _num(r.var.value, r.var.unit),
-                 _band(r), _margin(r), r.verdict) for r in acc.requirements]
-        parts.append(_table(("where", "test", "requirement", "measured", "band", "margin",
-                             "verdict"), body))
+                 r.var.change, _band(r), _margin(r), r.verdict) for r in acc.requirements]
+        parts.append(_table(("where", "test", "requirement", "measured", "vs reference",
+                             "band", "margin", "verdict"), body))
     if acc.failed_cases:
         parts.append("<h3>Failed test cases</h3>")
         parts.append(_table(("where", "test", "reason", "verdict"),

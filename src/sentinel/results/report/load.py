@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
 from sentinel.results.verdicts import last_attempts
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
@@ -35,6 +36,14 @@ class Variable:
     upper: float | None
     unit: str
     result: str  # "pass" or "fail"
+    #: Its declaration by the check (unit, direction, meaning); None when the
+    #: check does not declare it (a run report of another version of the suite).
+    decl: PerfVar | None = None
+
+    @property
+    def headline(self) -> bool:
+        """Whether the check declares it a headline variable (followed night after night)."""
+        return self.decl is not None and self.decl.is_headline(self.name)
 
     @property
     def referenced(self) -> bool:
@@ -47,6 +56,17 @@ class Variable:
         lo = self.reference * (1 + self.lower) if self.lower is not None else None
         hi = self.reference * (1 + self.upper) if self.upper is not None else None
         return lo, hi
+
+    @property
+    def change(self) -> str:
+        """The value against its reference in the declared direction ("4.1 % worse")."""
+        if not self.referenced or self.value is None or not self.reference:
+            return ""
+        rel = (self.value - self.reference) / abs(self.reference)
+        if self.decl is None or self.decl.better == NEUTRAL or rel == 0:
+            return f"{100 * rel:+.1f} %"
+        better = (rel > 0) == (self.decl.better == HIGHER)
+        return f"{100 * abs(rel):.1f} % {'better' if better else 'worse'}"
 
     @property
     def margin(self) -> float | None:
@@ -109,15 +129,16 @@ class Inputs:
     files: list[str] = field(default_factory=list)
 
 
-def _variable(key: str, entry: object, where: str) -> Variable:
+def _variable(check: str, key: str, entry: object, where: str) -> Variable:
     if not isinstance(entry, list) or len(entry) != _ENTRY_LEN:
         raise ValueError(f"{where}: performance value {key!r} is not "
                          "[value, reference, lower, upper, unit, result]")
     value, ref, lower, upper, unit, result = entry
     if value is not None and not isinstance(value, (int, float)):
         raise ValueError(f"{where}: performance value {key!r} has value {value!r}")
-    return Variable(key.split(":", 2)[-1], value, float(ref or 0), lower, upper,
-                    str(unit or ""), str(result or ""))
+    name = key.split(":", 2)[-1]
+    return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
+                    str(result or ""), declaration(check, name))
 
 
 def cases_of(report: dict, source: str) -> list[Case]:
@@ -129,13 +150,14 @@ def cases_of(report: dict, source: str) -> list[Case]:
     for tc in last_attempts(report):
         try:
             name = tc["name"]
+            check = name.split()[0]
             where = f"{source}: test case {tc.get('display_name', name)}"
             variables = {}
             for key, entry in (tc.get("perfvalues") or {}).items():
-                var = _variable(key, entry, where)
+                var = _variable(check, key, entry, where)
                 variables[var.name] = var
             out.append(Case(
-                check=name.split()[0], name=tc.get("display_name", name),
+                check=check, name=tc.get("display_name", name),
                 system=tc["system"], partition=tc["partition"], environ=tc["environ"],
                 transport=str(tc.get("transport") or ""), mapping=str(tc.get("mapping") or ""),
                 result=tc["result"], fail_reason=tc.get("fail_reason") or "",
@@ -178,6 +200,10 @@ def load_reports(paths: list[Path], inputs: Inputs) -> None:
         inputs.sessions.append(report["session_info"])
         for case in cases:
             latest[(case.name, case.system, case.partition, case.environ)] = case
+            inputs.problems.extend(
+                f"{path}: test case {case.name}: {case.check} declares no performance "
+                f"variable {name!r} (a run report of another version of the suite?)"
+                for name, var in case.variables.items() if var.decl is None)
     inputs.cases.extend(latest.values())
 
 

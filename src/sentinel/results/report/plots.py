@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import io
-import re
 from collections import defaultdict
 from datetime import datetime, timezone
 
@@ -18,17 +17,22 @@ matplotlib.use("Agg")  # no display: before pyplot is imported
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from sentinel.results.report.load import Case  # noqa: E402
+from sentinel.analysis.variables import NEUTRAL  # noqa: E402
+from sentinel.results.report.load import Case, Variable  # noqa: E402
 
 Figures = list[tuple[str, str]]
 
-#: ``latency_<n>B`` / ``bw_<n>B``; of IMB only PingPong (``pingpong_``): the
-#: collectives' sweeps are not point-to-point curves.
-_CURVE = re.compile(r"^(?P<prefix>(?:pingpong_)?)(?P<kind>latency|bw)_(?P<size>\d+)B$")
-_JACOBI = re.compile(r"^(?P<what>mlups|model_mlups|t_\w+?)_N(?P<n>\d+)$")
-#: Variables followed night after night (the trends section).
-HEADLINE = re.compile(r"^((pingpong_)?latency_8B|bw_peak|bibw_peak|fit_lambda|fit_bw|"
-                      r"match_time_(tag|comm)|mlups_N\d+|model_ratio_N\d+)$")
+
+def _curve_point(var: Variable) -> tuple[str, str, int] | None:
+    """(kind, prefix, size) of a point of a declared point-to-point curve.
+
+    The prefix (``pingpong_`` for IMB) names the fit drawn with the curve.
+    """
+    decl = var.decl
+    if decl is None or not decl.curve:
+        return None
+    size = int(decl.match(var.name)["size"])
+    return decl.curve, decl.template.split(decl.curve)[0], size
 
 
 def _png(fig: Figure) -> str:
@@ -42,9 +46,9 @@ def _series(case: Case, kind: str) -> dict[str, dict[int, tuple]]:
     """Per prefix: size -> (value, band) of the ``kind`` curve of one test case."""
     out: dict[str, dict[int, tuple]] = defaultdict(dict)
     for var in case.variables.values():
-        m = _CURVE.match(var.name)
-        if m and m["kind"] == kind and var.value is not None and int(m["size"]) > 0:
-            out[m["prefix"]][int(m["size"])] = (var.value, var.band if var.referenced else None)
+        point = _curve_point(var)
+        if point and point[0] == kind and var.value is not None and point[2] > 0:
+            out[point[1]][point[2]] = (var.value, var.band if var.referenced else None)
     return out
 
 
@@ -85,7 +89,7 @@ def curves(cases: list[Case]) -> Figures:
     """
     groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for c in cases:
-        if c.result == "pass" and any(_CURVE.match(v) for v in c.variables):
+        if c.result == "pass" and any(_curve_point(v) for v in c.variables.values()):
             groups[(f"{c.system}:{c.partition}", c.check)].append(c)
     out = []
     for (part, check), members in sorted(groups.items()):
@@ -143,9 +147,9 @@ def matching(cases: list[Case]) -> Figures:
 def _jacobi_values(case: Case) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = defaultdict(dict)
     for var in case.variables.values():
-        m = _JACOBI.match(var.name)
-        if m and var.value is not None:
-            out[m["what"]][int(m["n"])] = var.value
+        fields = var.decl.match(var.name) if var.decl else None
+        if fields and "n" in fields and var.value is not None:
+            out[var.name[:-len(f"_N{fields['n']}")]][int(fields["n"])] = var.value
     return out
 
 
@@ -188,13 +192,15 @@ def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
     """Headline variables over the stored sessions, per partition (one line per test)."""
     points: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
     modes: dict[float, str] = {}
+    better: dict[str, str] = {}
     for info, cases in history:
         t = float(info.get("time_start_unix") or 0)
         modes[t] = str((info.get("extras") or {}).get("mode", ""))
         for c in cases:
             for var in c.variables.values():
-                if HEADLINE.match(var.name) and var.value is not None:
+                if var.headline and var.value is not None:
                     key = (f"{c.system}:{c.partition}", var.name)
+                    better[var.name] = var.decl.better
                     points[key][f"{c.check} {c.label}"].append((t, var.value))
     out = []
     for (part, name), lines in sorted(points.items()):
@@ -204,7 +210,8 @@ def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
         for label, pts in sorted(lines.items()):
             ax.plot([datetime.fromtimestamp(t, timezone.utc) for t, _ in pts],
                     [v for _, v in pts], marker="o", label=label)
-        ax.set_ylabel(name)
+        direction = f" ({better[name]} is better)" if better[name] != NEUTRAL else ""
+        ax.set_ylabel(f"{name}{direction}", fontsize=8)
         ax.legend(fontsize=6, ncol=2)
         fig.autofmt_xdate()
         title = f"{name} on {part} over {len(set(modes))} stored sessions"

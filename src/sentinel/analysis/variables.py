@@ -1,0 +1,184 @@
+"""The single declaration of every performance variable.
+
+Each check family declares the variables it reports once, as a
+:class:`CheckSpec`: name or name template (``latency_{size}B``), unit, which
+direction is better and a one-line meaning, plus the levels of its reference
+index below ``$partition/$environ/transport_name/mapping``. The analysis code
+emits values through it (:class:`Values`), and the reference validator,
+``sentinel calibrate`` and ``sentinel report`` read it (:func:`spec_of`,
+:meth:`CheckSpec.lookup`): no other list of names, units or directions exists.
+
+A template's fields match digits unless the declaration lists their values
+(``choices``), so ``latency_{mode}_8B`` accepts only the declared modes and
+``latency_fooB`` matches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from sentinel.errors import SentinelError
+
+#: Directions: a larger value is better (bandwidth), a smaller one (time).
+HIGHER = "higher"
+LOWER = "lower"
+#: Neither direction is better (a ratio of goodness-of-fit, a spread...):
+#: shown, never called a regression or an improvement.
+NEUTRAL = "neutral"
+
+#: Reference index levels every check has, in this order.
+BASE_INDEX = ("$partition", "$environ", "transport_name", "mapping")
+
+
+@dataclass(frozen=True)
+class PerfVar:
+    """One performance variable (or one family of them, by template)."""
+
+    template: str
+    unit: str
+    better: str
+    meaning: str
+    #: Allowed values of template fields that are not numbers.
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Followed night after night (the report's trends and headline): the
+    #: field values that make a variable a headline one (``{"size": "8"}``),
+    #: ``{}`` for every variable of the template, None for none.
+    headline: Mapping[str, str] | None = None
+    #: The point-to-point curve against message size this variable is a point
+    #: of (``latency`` or ``bw``), drawn with the fit of the same prefix.
+    curve: str = ""
+
+    def __post_init__(self) -> None:
+        if self.better not in (HIGHER, LOWER, NEUTRAL):
+            raise SentinelError(f"{self.template}: better must be {HIGHER!r}, {LOWER!r} or "
+                                f"{NEUTRAL!r}, not {self.better!r}")
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The template's field names, in order."""
+        return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
+
+    @property
+    def pattern(self) -> re.Pattern:
+        """The template as a regular expression with one named group per field."""
+        out = ""
+        for text, name, _, _ in string.Formatter().parse(self.template):
+            out += re.escape(text)
+            if name:
+                alts = self.choices.get(name)
+                body = "|".join(map(re.escape, alts)) if alts else r"\d+"
+                out += f"(?P<{name}>{body})"
+        return re.compile(out)
+
+    def match(self, name: str) -> dict[str, str] | None:
+        """The field values if ``name`` is one of this declaration's variables."""
+        m = self.pattern.fullmatch(name)
+        return m.groupdict() if m else None
+
+    def is_headline(self, name: str) -> bool:
+        """Whether ``name`` is one of the headline variables of this declaration."""
+        got = self.match(name)
+        return (self.headline is not None and got is not None
+                and all(got[k] == v for k, v in self.headline.items()))
+
+    def name(self, **fields: object) -> str:
+        """The variable's name for these field values; a value not declared is an error."""
+        name = self.template.format(**fields)
+        if self.match(name) is None:
+            raise SentinelError(f"{name!r} is not a valid {self.template!r} "
+                                f"(fields {fields})")
+        return name
+
+
+@dataclass(frozen=True)
+class Level:
+    """A reference index level below the base four and the values it may take."""
+
+    name: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """What one check family reports and how its references are indexed."""
+
+    #: The check class registered under this name, and the variants that run
+    #: the same measurement under other names (validated as their own).
+    checks: tuple[str, ...]
+    variables: tuple[PerfVar, ...]
+    levels: tuple[Level, ...] = ()
+
+    def __post_init__(self) -> None:
+        _REGISTRY.update({name: self for name in self.checks})
+
+    @property
+    def name(self) -> str:
+        """The main check's name."""
+        return self.checks[0]
+
+    @property
+    def index(self) -> tuple[str, ...]:
+        """The ``$index`` of this family's reference entries."""
+        return (*BASE_INDEX, *(lv.name for lv in self.levels))
+
+    def lookup(self, name: str) -> PerfVar | None:
+        """The declaration of the variable ``name``, or None."""
+        for var in self.variables:
+            if var.match(name) is not None:
+                return var
+        return None
+
+    def var(self, template: str) -> PerfVar:
+        """The declaration with this template; any other is a programming error."""
+        for var in self.variables:
+            if var.template == template:
+                return var
+        raise SentinelError(f"{self.name} declares no performance variable {template!r}")
+
+
+class Values(dict):
+    """Performance values of one test: name -> (value, unit), emitted by declaration."""
+
+    def __init__(self, spec: CheckSpec) -> None:
+        super().__init__()
+        self.spec = spec
+
+    def put(self, template: str, value: float, **fields: object) -> None:
+        """Record ``value`` as the variable ``template`` with ``fields`` filled in."""
+        var = self.spec.var(template)
+        self[var.name(**fields)] = (value, var.unit)
+
+
+_REGISTRY: dict[str, CheckSpec] = {}
+
+
+def spec_of(check: str) -> CheckSpec:
+    """The declaration of the check class named ``check``; an unknown name is an error."""
+    _load_all()
+    try:
+        return _REGISTRY[check]
+    except KeyError:
+        raise SentinelError(f"no check named {check!r} declares performance variables "
+                            f"(known: {', '.join(sorted(_REGISTRY))})") from None
+
+
+def declaration(check: str, name: str) -> PerfVar | None:
+    """The declaration of variable ``name`` of check ``check``; None if either is unknown."""
+    _load_all()
+    spec = _REGISTRY.get(check)
+    return spec.lookup(name) if spec else None
+
+
+def all_specs() -> dict[str, CheckSpec]:
+    """Every check name with its declaration."""
+    _load_all()
+    return dict(_REGISTRY)
+
+
+def _load_all() -> None:
+    # The declarations live beside the analysis of each family; importing the
+    # modules registers them.
+    from sentinel.analysis import hybrid, jacobi, matching, pt2pt, standard  # noqa: F401
