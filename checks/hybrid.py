@@ -16,21 +16,15 @@ less, the test is skipped with the level it provides.
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import (
-    fixture,
-    parameter,
-    run_after,
-    run_before,
-    sanity_function,
-    variable,
-)
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
-from sentinel.analysis.hybrid import BENCHMARKS, MODES, values
+from sentinel.analysis import hybrid
+from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
-from sentinel.parsers.sentinel_output import require_complete
-from sentinel.rfm.base import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.parsers.sentinel_output import BenchOutput, require_complete
+from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.threads import bind_threads, threaded_output, verify_threads
 
 
@@ -41,17 +35,17 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
     #:
     #: :type: :class:`str`
-    mode = parameter(list(MODES), loggable=True)
+    mode = parameter(list(hybrid.MODES), loggable=True)
 
     #: OpenMP threads per rank, each on its own core.
     #:
     #: :type: :class:`int`
-    threads = parameter([1, 2, 4, 8], loggable=True)
+    threads = parameter(list(hybrid.THREADS), loggable=True)
 
     #: Benchmarks to run.
     #:
     #: :type: :class:`List[str]`
-    benchmarks = variable(typ.List[str], value=list(BENCHMARKS))
+    benchmarks = variable(typ.List[str], value=list(hybrid.BENCHMARKS))
 
     #: Smallest and largest message, 4-byte elements per thread.
     #:
@@ -75,7 +69,8 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     oversubscribe = variable(bool, value=False)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
-    reference_index = ("$partition", "$environ", "transport_name", "mapping", "mode", "threads")
+    spec = hybrid.SPEC
+    bench = "hybrid"
     tags = {"hybrid", "nightly", "acceptance"}
 
     @run_after("init")
@@ -98,27 +93,25 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     @run_before("run")
     def set_command(self) -> None:
         """The built benchmark; OpenMP threads bound one per core."""
-        unknown = sorted(set(self.benchmarks) - set(BENCHMARKS))
+        unknown = sorted(set(self.benchmarks) - set(hybrid.BENCHMARKS))
         if unknown:
             raise SentinelError(f"HybridCheck.benchmarks: unknown {unknown} "
-                                f"(known: {', '.join(BENCHMARKS)})")
+                                f"(known: {', '.join(hybrid.BENCHMARKS)})")
         self.executable = self.build.executable_path
         self.executable_opts = ["--mode", self.mode, "--benchmarks", ",".join(self.benchmarks),
                                 "--min-size", str(self.min_size), "--max-size",
                                 str(self.max_size), "--target-time", str(self.target_time)]
         bind_threads(self)
 
-    @sanity_function
-    def validate(self):
-        """Complete, verified output; skipped when the thread level is missing."""
-        try:
-            stdout, out = threaded_output(self, "hybrid")
-            require_complete(out, stdout)
-            self.verify_world(out)
-            self.verify_transport()
-            self.verify_placement(out)
-            verify_threads(self, out)
-            self.values = values(out, stdout, self.benchmarks)
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
-        return True
+    def read_output(self) -> BenchOutput:
+        """Complete output; a skip when the library lacks the mode's thread level."""
+        self.stdout_path, out = threaded_output(self, "hybrid")
+        require_complete(out, self.stdout_path)
+        return out
+
+    def verify_placement(self, out: BenchOutput) -> None:
+        super().verify_placement(out)
+        verify_threads(self, out)
+
+    def analyse(self, out: BenchOutput) -> Values:
+        return hybrid.values(out, self.stdout_path, self.benchmarks)

@@ -24,19 +24,18 @@ on the ``intel-mpi-benchmarks ^<mpi>`` of its Spack environment.
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, run_after, run_before, variable
 
-from sentinel.analysis.standard import IMB_BENCHMARKS, imb_values
+from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
+from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers import imb
-from sentinel.rfm.base import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.rfm.build import ImbBuild, SpackImbBuild
-from sentinel.site.binaries import find_program
+from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck
 
 
 @rfm.simple_test
-class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
+class ImbCheck(StandardSuiteCheck):
     """IMB-MPI1 point-to-point and collective benchmarks over one transport and mapping."""
 
     #: IMB-MPI1 benchmarks to run, in one invocation.
@@ -74,72 +73,48 @@ class ImbCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     #: :type: :class:`str`
     protocol_switches = variable(str, value="", loggable=True)
 
-    # A +spack environment takes IMB from its Spack environment (ImbSpackCheck).
-    environ_features = "-spack"
+    suite = "imb"
+    program = "IMB-MPI1"
+    spec = IMB_SPEC
+    release_variant = "ImbSourceCheck"
     tags = {"imb", "nightly", "acceptance"}
 
     @run_after("setup")
-    def find_imb(self) -> None:
+    def check_benchmarks(self) -> None:
         unknown = sorted(set(self.benchmarks) - set(IMB_BENCHMARKS))
         if unknown:
             raise SentinelError(f"ImbCheck.benchmarks: unknown {unknown} "
                                 f"(known: {', '.join(IMB_BENCHMARKS)})")
-        found = find_program("IMB-MPI1", "imb", self.current_environ, self.imb_dir)
-        if found.path is None and self.is_dry_run() and found.declared:
-            found.path = found.declared  # show the command the site's layout implies
-        self.skip_if(found.path is None,
-                     f"{found.reason('IMB-MPI1', self.current_environ.name)}; "
-                     "ImbSourceCheck builds it from the release tarball")
-        self.imb_path = found.path
 
     @run_before("run")
-    def set_command(self) -> None:
-        self.executable = self.imb_path
+    def set_options(self) -> None:
         self.executable_opts = [*self.benchmarks, "-msglog", str(self.msglog),
                                 "-iter", str(self.iterations),
                                 "-time", str(self.time_per_size)]
 
-    @sanity_function
-    def validate(self):
-        try:
-            stdout, text = self.stdout_text()
-            out = imb.parse(text, stdout)
-            imb.require_complete(out, stdout)
-            probe = self.probe_output()
-            self.verify_world(probe)
-            self.verify_transport()
-            self.verify_placement(probe)
-            self.values, switches = imb_values(out, self.benchmarks)
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
+    def read_output(self) -> imb.ImbOutput:
+        stdout, text = self.stdout_text()
+        out = imb.parse(text, stdout)
+        imb.require_complete(out, stdout)
+        return out
+
+    def analyse(self, out: imb.ImbOutput) -> Values:
+        values, switches = imb_values(out, self.benchmarks)
         self.protocol_switches = ",".join(map(str, switches))
-        return True
+        return values
 
 
 @rfm.simple_test
-class ImbSourceCheck(ImbCheck):
+class ImbSourceCheck(FromRelease, ImbCheck):
     """ImbCheck on IMB built from its release tarball, where no prebuilt IMB-MPI1 is found."""
 
-    imb_build = fixture(ImbBuild, scope="environment")
+    suite_build = fixture(ImbBuild, scope="environment")
     tags = {"imb", "source", "nightly", "acceptance"}
-
-    @run_after("setup")
-    def find_imb(self) -> None:
-        self.imb_dir = self.imb_build.install_prefix
-        super().find_imb()
 
 
 @rfm.simple_test
-class ImbSpackCheck(ImbCheck):
+class ImbSpackCheck(FromSpack, ImbCheck):
     """ImbCheck on IMB installed from the environment's Spack environment."""
 
-    imb_build = fixture(SpackImbBuild, scope="environment")
-    environ_features = "+spack"
+    suite_build = fixture(SpackImbBuild, scope="environment")
     tags = {"imb", "spack", "nightly", "acceptance"}
-
-    @run_after("setup")
-    def find_imb(self) -> None:
-        build = self.imb_build
-        # A dry run installs nothing: show where Spack's install would be.
-        self.imb_dir = build.install_prefix or f"$(spack location -i {build.spack_spec})"
-        super().find_imb()

@@ -19,31 +19,18 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core import runtime
-from reframe.core.builtins import (
-    fixture,
-    parameter,
-    run_after,
-    run_before,
-    sanity_function,
-    variable,
-)
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
-from sentinel.analysis.jacobi import (
-    MODES,
-    THREADS,
-    analyse,
-    efficiency,
-    model_values,
-    rank_series,
-    split_runs,
-    values,
-)
+from sentinel.analysis import jacobi
+from sentinel.analysis.jacobi import split_runs
+from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import placement_problems
-from sentinel.rfm.base import PartitionReferences, TransportMappingTest, partition_nodes
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.pt2pt import pt2pt_check_name
+from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.threads import (
     bind_threads,
     partition_topology,
@@ -67,12 +54,12 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: Hybrid mode of the benchmark.
     #:
     #: :type: :class:`str`
-    mode = parameter(list(MODES), loggable=True)
+    mode = parameter(list(jacobi.MODES), loggable=True)
 
     #: OpenMP threads per rank (1 in pure mode), each on its own core.
     #:
     #: :type: :class:`int`
-    threads = parameter(list(THREADS), loggable=True)
+    threads = parameter(list(jacobi.THREADS), loggable=True)
 
     #: Largest N of the series (powers of two from 1); 0: as many ranks as
     #: the partition holds with ``threads`` cores each.
@@ -122,7 +109,8 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     checksums = variable(str, value="", loggable=True)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "jacobi"})
-    reference_index = ("$partition", "$environ", "transport_name", "mapping", "mode", "threads")
+    spec = jacobi.SPEC
+    bench = "jacobi"
     tags = {"jacobi", "hybrid", "nightly", "acceptance"}
 
     @run_after("init")
@@ -151,7 +139,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         self.skip_if(not self.oversubscribe and limit > fits,
                      f"max_ranks {limit} x {self.threads} threads does not fit partition "
                      f"{part.fullname} ({fits} ranks at mapping {self.mapping})")
-        self.series = rank_series(limit)
+        self.series = jacobi.rank_series(limit)
         self.skip_if(self.mapping != "core" and len(self.series) < 2,
                      f"mapping {self.mapping} needs at least 2 ranks; partition "
                      f"{part.fullname} holds {limit}")
@@ -185,39 +173,42 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
             cmd += f" --ntasks={n} --cpus-per-task={self.threads}"
         return cmd
 
-    @sanity_function
-    def validate(self):
-        """Every launch complete and placed; the transport verified; values per N."""
-        try:
-            stdout, out = threaded_output(self, "jacobi")
-            runs = split_runs(out, stdout, self.series)
-            if self.num_tasks > 1:
-                self.verify_transport()
-            results = {n: analyse(run, stdout) for n, run in runs.items()}
-            for n, run in runs.items():
-                self._verify_placement(n, run)
-            self.checksums = ",".join(f"{n}:{r.checksum!r}" for n, r in results.items())
-            self.values = {}
-            for result in results.values():
-                self.values.update(values(result))
-                self.values.update(self._model(result, results[1]))
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
-        return True
+    def read_output(self) -> dict[int, BenchOutput]:
+        """One complete output per launch of the series (a skip without the thread level)."""
+        self.stdout_path, out = threaded_output(self, "jacobi")
+        return split_runs(out, self.stdout_path, self.series)
 
-    def _verify_placement(self, n: int, run) -> None:
-        verify_threads(self, run, f"{n}-rank launch: ")
-        if n > 1:  # the master thread's binding stands for its rank (OMP_PROC_BIND binds it)
-            issues = placement_problems(self.mapping, ranks_of(run),
-                                        partition_topology(self.current_partition))
-            if issues:
-                raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
-                                    "honoured: " + "; ".join(issues))
+    def verify_world(self, runs: dict[int, BenchOutput]) -> None:
+        """Each launch's world: split_runs found every N by the size its output reports."""
+
+    def verify_transport(self) -> None:
+        if self.num_tasks > 1:  # a single rank communicates with no one
+            super().verify_transport()
+
+    def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
+        for n, run in runs.items():
+            verify_threads(self, run, f"{n}-rank launch: ")
+            if n > 1:  # the master thread's binding stands for its rank (OMP_PROC_BIND)
+                issues = placement_problems(self.mapping, ranks_of(run),
+                                            partition_topology(self.current_partition))
+                if issues:
+                    raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
+                                        "honoured: " + "; ".join(issues))
+
+    def analyse(self, runs: dict[int, BenchOutput]) -> Values:
+        """Values per N, and the model (weak) or the efficiency (strong) of each."""
+        results = {n: jacobi.analyse(run, self.stdout_path) for n, run in runs.items()}
+        self.checksums = ",".join(f"{n}:{r.checksum!r}" for n, r in results.items())
+        values = Values(self.spec)
+        for result in results.values():
+            values.update(jacobi.values(result))
+            values.update(self._model(result, results[1]))
+        return values
 
     def _model(self, result, single) -> dict:
         """The model (weak) or the efficiency (strong) of one launch."""
         if self.scaling == "strong":
-            return efficiency(result, single)
+            return jacobi.efficiency(result, single)
         pt2pt = self.getdep(pt2pt_check_name(self.transport, self.mapping))
         bandwidth, latency = pt2pt.values["fit_bw"][0], pt2pt.values["fit_lambda"][0]
-        return model_values(result, single.sweep_s, bandwidth, latency)
+        return jacobi.model_values(result, single.sweep_s, bandwidth, latency)

@@ -19,14 +19,15 @@ Defaults are the seed's parameters; scale them with ``-S`` (see the
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, run_after, run_before, variable
 
-from sentinel.analysis.matching import analyse
+from sentinel.analysis import matching
+from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
-from sentinel.parsers.sentinel_output import parse, require_complete
-from sentinel.rfm.base import PartitionReferences, TransportMappingTest
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.references import PartitionReferences
 
 
 @rfm.simple_test
@@ -81,6 +82,8 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     queue_model = variable(str, value="", loggable=True)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "matching"})
+    spec = matching.SPEC
+    bench = "matching"
     tags = {"matching", "nightly", "acceptance"}
 
     @run_after("setup")
@@ -105,18 +108,7 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
             "--patterns", ",".join(self.patterns),
         ]
 
-    @sanity_function
-    def validate(self):
-        try:
-            stdout, text = self.stdout_text()
-            out = parse(text, "matching")
-            require_complete(out, stdout)
-            self.verify_world(out)
-            self.verify_transport()
-            self.verify_placement(out)
-            result = analyse(out, self.checkpoint, self.lengths[0] * 8)
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
-        self.values = result.values
+    def analyse(self, out: BenchOutput) -> Values:
+        result = matching.analyse(out, self.checkpoint, self.lengths[0] * 8)
         self.queue_model = result.queue_model
-        return True
+        return result.values

@@ -25,26 +25,17 @@ installed once per environment and reused across nights.
 
 
 import reframe as rfm
-from reframe.core.builtins import (
-    fixture,
-    parameter,
-    run_after,
-    run_before,
-    sanity_function,
-    variable,
-)
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, parameter, run_before, variable
 
-from sentinel.analysis.standard import OSU_BENCHMARKS, osu_options, osu_values
-from sentinel.errors import SentinelError
+from sentinel.analysis.standard import OSU_BENCHMARKS, OSU_SPEC, osu_options, osu_values
+from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
-from sentinel.rfm.base import AffinityProbe, PartitionReferences, TransportMappingTest
 from sentinel.rfm.build import OsuBuild, SpackOsuBuild
-from sentinel.site.binaries import find_program
+from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck
 
 
 @rfm.simple_test
-class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
+class OsuCheck(StandardSuiteCheck):
     """One OSU micro-benchmark over one transport and mapping."""
 
     #: The benchmark: ``(program, kind)`` with kind ``latency`` or ``bandwidth``.
@@ -89,80 +80,53 @@ class OsuCheck(TransportMappingTest, AffinityProbe, PartitionReferences):
     #: :type: :class:`str`
     protocol_switches = variable(str, value="", loggable=True)
 
-    reference_index = ("$partition", "$environ", "transport_name", "mapping", "benchmark")
-    # A +spack environment takes OSU from its Spack environment (OsuSpackCheck).
-    environ_features = "-spack"
+    suite = "osu"
+    spec = OSU_SPEC
+    release_variant = "OsuSourceCheck"
     tags = {"osu", "nightly", "acceptance"}
+
+    @property
+    def program(self) -> str:
+        """The OSU program name."""
+        return self.benchmark_info[0]
 
     @property
     def benchmark(self) -> str:
         """The OSU program name (a reference index key)."""
-        return self.benchmark_info[0]
-
-    @property
-    def _collective(self) -> bool:
-        return self.benchmark in ("osu_allreduce", "osu_bcast", "osu_alltoall", "osu_barrier")
-
-    @run_after("setup")
-    def find_osu(self) -> None:
-        found = find_program(self.benchmark, "osu", self.current_environ, self.osu_dir)
-        if found.path is None and self.is_dry_run() and found.declared:
-            found.path = found.declared  # show the command the site's layout implies
-        self.skip_if(found.path is None,
-                     f"{found.reason(self.benchmark, self.current_environ.name)}; "
-                     "OsuSourceCheck builds it from the release tarball")
-        self.osu_path = found.path
+        return self.program
 
     @run_before("run")
-    def set_command(self) -> None:
-        self.executable = self.osu_path
+    def set_options(self) -> None:
         self.executable_opts = osu_options(self.benchmark, self.max_size,
                                            self.max_size_collective, self.iterations,
                                            self.warmup)
 
-    @sanity_function
-    def validate(self):
-        try:
-            stdout, text = self.stdout_text()
-            out = osu.parse(text, stdout)
-            if self.benchmark != "osu_barrier":
-                top = self.max_size_collective if self._collective else self.max_size
-                osu.require_sizes(out, top, stdout)
-            probe = self.probe_output()
-            self.verify_world(probe)
-            self.verify_transport()
-            self.verify_placement(probe)
-            self.values, switches = osu_values(out, self.benchmark)
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
+    def read_output(self) -> osu.OsuOutput:
+        stdout, text = self.stdout_text()
+        out = osu.parse(text, stdout)
+        if self.benchmark != "osu_barrier":
+            collective = self.benchmark_info[1] == "latency" and self.benchmark != "osu_latency"
+            osu.require_sizes(out, self.max_size_collective if collective else self.max_size,
+                              stdout)
+        return out
+
+    def analyse(self, out: osu.OsuOutput) -> Values:
+        values, switches = osu_values(out, self.benchmark)
         self.protocol_switches = ",".join(map(str, switches))
-        return True
+        return values
 
 
 @rfm.simple_test
-class OsuSourceCheck(OsuCheck):
+class OsuSourceCheck(FromRelease, OsuCheck):
     """OsuCheck on OSU built from its release tarball, where no prebuilt OSU is found."""
 
-    osu_build = fixture(OsuBuild, scope="environment")
+    suite_build = fixture(OsuBuild, scope="environment")
     tags = {"osu", "source", "nightly", "acceptance"}
-
-    @run_after("setup")
-    def find_osu(self) -> None:
-        self.osu_dir = self.osu_build.install_prefix
-        super().find_osu()
 
 
 @rfm.simple_test
-class OsuSpackCheck(OsuCheck):
+class OsuSpackCheck(FromSpack, OsuCheck):
     """OsuCheck on OSU installed from the environment's Spack environment."""
 
-    osu_build = fixture(SpackOsuBuild, scope="environment")
-    environ_features = "+spack"
+    suite_build = fixture(SpackOsuBuild, scope="environment")
     tags = {"osu", "spack", "nightly", "acceptance"}
-
-    @run_after("setup")
-    def find_osu(self) -> None:
-        build = self.osu_build
-        # A dry run installs nothing: show where Spack's install would be.
-        self.osu_dir = build.install_prefix or f"$(spack location -i {build.spack_spec})"
-        super().find_osu()

@@ -1,12 +1,15 @@
-"""Small ReFrame building blocks, one concern each, shared by the checks.
+"""The base of every check: one transport, one rank mapping, one sanity path.
 
-* :class:`TransportMappingTest`: two ranks over one transport and one rank
-  mapping; generates only valid (transport, mapping) pairs, applies the
-  transport's environment and the mapping's launcher options, proves the
-  transport from the library log, the placement from the affinity report
-  and the MPI library the binary ran with from ``ldd`` in the job.
-* :class:`PartitionReferences`: references per partition from
-  ``config/references/<system>.yaml`` through ReFrame's ``$ref``.
+:class:`TransportMappingTest` generates only valid (transport, mapping)
+pairs, applies the transport's environment and the mapping's launcher
+options, and owns the sanity sequence every check goes through
+(:meth:`TransportMappingTest.validate`): how the job ended, the MPI library
+the binary ran with (``ldd`` in the job), the output read and complete, the
+world size, the transport from the library's log, the placement from the
+affinity report, then the check's own analysis. A check supplies only what
+is its own (:meth:`read_output`, :meth:`analyse`, and where it differs,
+:meth:`placement_records`). Every :class:`~sentinel.errors.SentinelError` on
+the way becomes one clear ``SanityError``, here and nowhere else.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
+from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems
 from sentinel.mpi.placement import (
@@ -34,8 +38,6 @@ from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
-from sentinel.paths import references_dir
-from sentinel.rfm.build import BenchBuild
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
 LDD_FILE = "rfm_ldd.txt"
@@ -93,6 +95,14 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: More environment features a subclass requires (``+spack``) or
     #: excludes (``-spack``), in ReFrame's feature syntax.
     environ_features: str = ""
+
+    #: What the check reports: each performance variable's name, unit and
+    #: direction, and the levels of its reference index (set by each family).
+    spec: CheckSpec
+
+    #: The suite's benchmark whose ``SENTINEL_`` output :meth:`read_output`
+    #: parses (set by the checks that run one).
+    bench: str = ""
 
     num_tasks = 2
     valid_systems = ["+mpi"]
@@ -165,33 +175,57 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         self.prerun_cmds.insert(
             0, f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true")
 
-    @run_before("sanity")
+    @sanity_function
+    def validate(self):
+        """The one sanity path; its first failure is the test's failure, with its cause."""
+        try:
+            self.verify_job_end()
+            self.verify_linkage()
+            out = self.read_output()
+            self.verify_world(out)
+            self.verify_transport()
+            self.verify_placement(out)
+            self.values = dict(self.analyse(out))  # plain: ReFrame encodes it to JSON
+        except (OSError, SentinelError) as err:
+            raise SanityError(str(err)) from None
+        return True
+
+    def read_output(self):
+        """The benchmark's records, complete (a truncated output is an error naming it)."""
+        stdout, text = self.stdout_text()
+        out = parse(text, self.bench)
+        require_complete(out, stdout)
+        return out
+
+    def analyse(self, out) -> Values:
+        """The check's own performance values from what :meth:`read_output` returned."""
+        raise NotImplementedError(f"{type(self).__name__} has no analysis")
+
+    def placement_records(self, out) -> BenchOutput:
+        """The records with the world size and each rank's affinity (the output itself)."""
+        return out
+
     def verify_job_end(self) -> None:
         """Fail naming the cause when the job was killed, crashed or could not start."""
-        if self.is_dry_run():
-            return
         causes = job_end_causes(self._output_text())
         if causes:
             limit = f" (time limit {self.time_limit:g} s)" if self.time_limit else ""
             if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
                 causes.append(MPICH_FINALIZE_NOTE)
-            raise SanityError(f"the job ended abnormally{limit}: " + "; ".join(causes))
+            raise SentinelError(f"the job ended abnormally{limit}: " + "; ".join(causes))
 
-    @run_before("sanity")
     def verify_linkage(self) -> None:
         """Fail unless the binary ran with the environment's MPI library."""
-        if self.is_dry_run():
-            return
         path = os.path.join(self.stagedir, LDD_FILE)
         if not os.path.exists(path):
-            raise SanityError(f"{path} is missing: the job did not run ldd on "
-                              f"{self.executable}")
+            raise SentinelError(f"{path} is missing: the job did not run ldd on "
+                                f"{self.executable}")
         with open(path, errors="replace") as fp:
             text = fp.read()
         family = self.transport_info.family
         self.mpi_linkage, issues = linkage_problems(family, text, self.executable)
         if issues:
-            raise SanityError(f"MPI linkage of {self.executable}: " + "; ".join(issues))
+            raise SentinelError(f"MPI linkage of {self.executable}: " + "; ".join(issues))
 
     def stdout_text(self) -> tuple[str, str]:
         """The job's stdout: its path (for messages) and its text."""
@@ -224,127 +258,31 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         self.transport_selected = sel.describe()
         issues = problems(self.transport_info, sel)
         if issues:
-            raise SanityError(
+            raise SentinelError(
                 f"transport {self.transport} not verified: " + "; ".join(issues)
             )
 
-    def verify_world(self, out: BenchOutput) -> None:
+    def verify_world(self, out) -> None:
         """Fail unless the benchmark saw the number of ranks that was launched.
 
         An MPI started with the wrong PMI runs independent singletons that
         each exit 0; only the world size shows it.
         """
-        configs = out.of("CONFIG")
+        configs = self.placement_records(out).of("CONFIG")
         ranks = configs[0].integer("ranks") if configs else 0
         if ranks != self.num_tasks:
-            raise SanityError(f"the benchmark ran in a world of {ranks} rank(s), "
-                              f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
+            raise SentinelError(f"the benchmark ran in a world of {ranks} rank(s), "
+                                f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
 
-    def verify_placement(self, out: BenchOutput) -> None:
+    def verify_placement(self, out) -> None:
         """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""
         ranks = [RankPlacement(r.integer("rank"), r.text("host"),
                                parse_cpu_list(r.text("cpus")))
-                 for r in out.of("AFFINITY")]
+                 for r in self.placement_records(out).of("AFFINITY")]
         proc = self.current_partition.processor
         topo = None
         if proc.topology and proc.topology.get("cores") and proc.topology.get("sockets"):
             topo = Topology.from_masks(proc.topology["cores"], proc.topology["sockets"])
         issues = placement_problems(self.mapping, ranks, topo)
         if issues:
-            raise SanityError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
-
-
-class AffinityProbe(rfm.RegressionTestPlugin):
-    """Placement proof for benchmarks that do not report it (OSU, IMB).
-
-    Runs the suite's affinity probe with the same launcher, options and
-    environment immediately before the benchmark; its SENTINEL_AFFINITY lines
-    validate the mapping the options produce.
-    """
-
-    probe = fixture(BenchBuild, scope="environment", variables={"bench": "affinity"})
-
-    @run_before("run", always_last=True)
-    def launch_probe_first(self) -> None:
-        """Prepend the probe launch, built from the final launcher command."""
-        # ReFrame copies these into the job only inside run(), after this
-        # hook; the launcher command (mpirun -np N) needs them now.
-        self.job.num_tasks = self.num_tasks
-        self.job.num_tasks_per_node = self.num_tasks_per_node
-        launch = self.job.launcher.run_command(self.job)
-        self.prerun_cmds.append(f"{launch} {self.probe.executable_path}")
-
-    def probe_output(self) -> BenchOutput:
-        """The probe's records from the job's stdout; truncated is an error."""
-        path = os.path.join(self.stagedir, self.stdout.evaluate())
-        with open(path, errors="replace") as fp:
-            out = parse(fp.read(), "affinity")
-        require_complete(out, path)
-        return out
-
-
-class PartitionReferences(rfm.RegressionTestPlugin):
-    """References per partition from ``config/references/<system>.yaml``.
-
-    The file is indexed by ``$partition``, ``$environ``, ``transport_name``
-    and ``mapping``. A combination without an entry gets no reference: that
-    is said in :attr:`reference_status` (in perflogs and run reports) and,
-    with :attr:`require_partition_reference` set (the acceptance mode),
-    fails the test.
-    """
-
-    #: Fail a combination that has no entry in the reference file. Unlike
-    #: ReFrame's ``require_reference`` it does not demand a reference for
-    #: every performance variable, only that the combination is covered.
-    #:
-    #: :type: :class:`bool`
-    #: :default: ``False``
-    require_partition_reference = variable(bool, value=False, loggable=True)
-
-    #: The ``$index`` of this check's entries in the reference file.
-    reference_index: tuple[str, ...] = ("$partition", "$environ", "transport_name", "mapping")
-
-    #: Where this test's references came from, or why it has none.
-    #:
-    #: :type: :class:`str`
-    reference_status = variable(str, value="", loggable=True)
-
-    #: This test's place in the reference file: the ``$index`` names and this
-    #: test's values for them, each ``/``-separated (``sentinel calibrate``
-    #: writes references there).
-    #:
-    #: :type: :class:`str`
-    reference_index_names = variable(str, value="", loggable=True)
-    reference_index_values = variable(str, value="", loggable=True)
-
-    @run_before("run")
-    def load_references(self) -> None:
-        """Point ReFrame at this system's reference file and record what was found."""
-        self.reference_index_names = "/".join(self.reference_index)
-        self.reference_index_values = "/".join(self._index_value(k)
-                                               for k in self.reference_index)
-        name = f"{self.current_system.name}.yaml"
-        path = references_dir() / name
-        if not path.exists():
-            self._no_reference(f"{path} does not exist")
-            return
-        self.reference = {"$ref": str(path)}
-        key = self.reference_index_values
-        try:
-            self.reference[self]
-        except KeyError:
-            self._no_reference(f"{path} has no entry for {key}")
-        else:
-            self.reference_status = f"{path}: {key}"
-
-    def _index_value(self, key: str) -> str:
-        if key == "$partition":
-            return self.current_partition.fullname
-        if key == "$environ":
-            return self.current_environ.name
-        return str(getattr(self, key))
-
-    def _no_reference(self, why: str) -> None:
-        self.reference_status = f"no reference: {why}"
-        if self.require_partition_reference:
-            raise SentinelError(f"a reference is required (acceptance): {why}")
+            raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))

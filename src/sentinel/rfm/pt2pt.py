@@ -1,21 +1,20 @@
-"""Test bases that more than one check file needs, as hpctestlib keeps them.
+"""The point-to-point characterisation, a base more than one check file needs.
 
-:class:`Pt2ptBase` is the point-to-point characterisation; ``checks/pt2pt.py``
-registers it as ``Pt2ptCheck`` and other checks (the Jacobi model) depend on
-its variants by name through :func:`pt2pt_check_name`.
+``checks/pt2pt.py`` registers :class:`Pt2ptBase` as ``Pt2ptCheck``; other
+checks (the Jacobi model) depend on its variants by name through
+:func:`pt2pt_check_name`.
 """
 
-import functools
-
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import fixture, run_before, variable
 
-from sentinel.analysis.pt2pt import analyse
-from sentinel.errors import SentinelError
-from sentinel.parsers.sentinel_output import parse, require_complete
-from sentinel.rfm.base import PartitionReferences, TransportMappingTest
+from sentinel.analysis import pt2pt
+from sentinel.analysis.variables import Values
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.variants import variant_name
 
 #: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.
 PT2PT_CHECK = "Pt2ptCheck"
@@ -77,6 +76,8 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences):
     protocol_switches = variable(str, value="", loggable=True)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "pt2pt"})
+    spec = pt2pt.SPEC
+    bench = "pt2pt"
     tags = {"pt2pt", "nightly", "acceptance"}
 
     @run_before("run")
@@ -91,45 +92,11 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences):
             "--window", str(self.window), "--modes", ",".join(self.modes),
         ]
 
-    @sanity_function
-    def validate(self):
-        """Complete output, right world, verified transport and placement."""
-        try:
-            stdout, text = self.stdout_text()
-            out = parse(text, "pt2pt")
-            require_complete(out, stdout)
-            self.verify_world(out)
-            self.verify_transport()
-            self.verify_placement(out)
-            self.values, switches = analyse(out)
-        except (OSError, SentinelError) as err:
-            raise SanityError(str(err)) from None
+    def analyse(self, out: BenchOutput) -> Values:
+        """Curves, fits and LogP; the latency curve's protocol switches on the side."""
+        values, switches = pt2pt.analyse(out)
         self.protocol_switches = ",".join(map(str, switches))
-        return True
-
-
-def variant_name(cls: type, name: str, **params) -> str:
-    """The unique name, as registered under ``name``, of ``cls``'s variant with ``params``.
-
-    ``params`` must give every parameter. One pass over the variants per
-    class, then a lookup: series that depend on each other by name stay
-    linear in the number of variants (``get_variant_nums`` per test is not).
-    """
-    key = tuple(sorted(params.items()))
-    try:
-        num = _variants(cls)[key]
-    except KeyError:
-        raise SentinelError(f"{name} has no variant {dict(key)}") from None
-    return cls.variant_name(num).replace(cls.__name__, name, 1)
-
-
-@functools.cache
-def _variants(cls: type) -> dict[tuple, int]:
-    out = {}
-    for num in range(cls.num_variants):
-        params = cls.get_variant_info(num)["params"]
-        out.setdefault(tuple(sorted(params.items())), num)
-    return out
+        return values
 
 
 def pt2pt_check_name(transport: str, mapping: str) -> str:

@@ -1,0 +1,80 @@
+"""Third-party suites (OSU, IMB): one base, the builds they come from as plugins.
+
+:class:`StandardSuiteCheck` finds the suite's program, proves placement with
+the affinity probe (the suites report none) and goes through the one sanity
+path. Where the program comes from is a plugin: prebuilt (the base: a check
+variable, the environment's ``benchmark_dirs``, its PATH),
+:class:`FromRelease` (built from the release tarball by the check's
+``suite_build`` fixture) or :class:`FromSpack` (installed from the
+environment's Spack environment by its ``suite_build`` fixture). A check
+file adds a suite with one family class and one line per variant.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+from reframe.core.builtins import run_after
+
+from sentinel.rfm.affinity import AffinityProbe
+from sentinel.rfm.base import TransportMappingTest
+from sentinel.rfm.references import PartitionReferences
+from sentinel.site.binaries import find_program
+
+
+class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReferences):
+    """One program of a third-party suite over one transport and mapping.
+
+    A family sets :attr:`suite`, declares the variables ``<suite>_dir``
+    (searched first) and ``<suite>_path`` (what ran), and names its
+    :attr:`program`.
+    """
+
+    #: The suite: a key of :mod:`sentinel.site.binaries` and :mod:`sentinel.site.sources`.
+    suite: str
+
+    #: The variant that builds the suite from its release tarball (named in skips).
+    release_variant: str
+
+    # A +spack environment takes the suite from its Spack environment (FromSpack).
+    environ_features = "-spack"
+
+    @property
+    def program(self) -> str:
+        """The suite's program this test runs."""
+        raise NotImplementedError
+
+    def search_dir(self) -> str:
+        """The directory searched first: the ``<suite>_dir`` variable."""
+        return getattr(self, f"{self.suite}_dir")
+
+    @run_after("setup")
+    def locate_program(self) -> None:
+        """Find the program, or skip naming every place looked in."""
+        env = self.current_environ
+        found = find_program(self.program, self.suite, env, self.search_dir())
+        if found.path is None and self.is_dry_run() and found.declared:
+            found.path = found.declared  # show the command the site's layout implies
+        self.skip_if(found.path is None,
+                     f"{found.reason(self.program, env.name)}; "
+                     f"{self.release_variant} builds it from the release tarball")
+        setattr(self, f"{self.suite}_path", found.path)
+        self.executable = found.path
+
+
+class FromRelease(rfm.RegressionTestPlugin):
+    """Variant: the suite built from its release tarball by the ``suite_build`` fixture."""
+
+    def search_dir(self) -> str:
+        """Where the release build installed the suite."""
+        return self.suite_build.install_prefix
+
+
+class FromSpack(rfm.RegressionTestPlugin):
+    """Variant: the suite from the environment's Spack environment (``suite_build``)."""
+
+    environ_features = "+spack"
+
+    def search_dir(self) -> str:
+        """Where Spack installed the suite (a dry run installs nothing: where it would)."""
+        build = self.suite_build
+        return build.install_prefix or f"$(spack location -i {build.spack_spec})"
