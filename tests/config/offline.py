@@ -1,0 +1,48 @@
+"""A fixed test system for the offline check tests (tests/unit/test_checks_offline.py).
+
+Shaped like the machine the captured outputs in ``tests/data/checks`` came
+from (one socket of two cores, Open MPI 4.1, MPICH 4.0 and Intel MPI 2021
+with the transports detected there), but detecting nothing: loading it runs
+no command and needs no MPI, so the real check classes can be set up, their
+job scripts generated and their sanity and performance run on canned
+outputs anywhere. ``SENTINEL_OFFLINE_PREFIX`` is where stage directories go.
+"""
+
+import os
+
+_PROCESSOR = {
+    "arch": "x86_64", "num_cpus": 2, "num_cpus_per_core": 1, "num_cpus_per_socket": 2,
+    "num_sockets": 1, "topology": {"sockets": ["0x3"], "cores": ["0x1", "0x2"]},
+}
+
+
+def _env(name: str, transports: list[str], cc: str, **extras) -> dict:
+    return {"name": name, "target_systems": ["offline"], "cc": cc, "cxx": cc,
+            "features": ["mpi", name, *transports], "extras": extras}
+
+
+site_configuration = {
+    "systems": [{
+        "name": "offline",
+        "descr": "fixed two-core test system (no detection)",
+        "hostnames": [".*"],
+        "modules_system": "nomod",
+        "prefix": os.environ.get("SENTINEL_OFFLINE_PREFIX", "/tmp/sentinel-offline"),
+        "partitions": [
+            {"name": "cpu", "scheduler": "local", "launcher": "mpirun",
+             "environs": ["openmpi", "mpich", "intelmpi"], "features": ["mpi"],
+             "processor": _PROCESSOR, "max_jobs": 1},
+            {"name": "cluster", "scheduler": "squeue", "launcher": "srun",
+             "environs": ["openmpi", "intelmpi"], "features": ["mpi", "slurm"],
+             "extras": {"num_nodes": 4}, "processor": _PROCESSOR},
+        ],
+    }],
+    "environments": [
+        _env("openmpi", ["ob1-tcp", "ob1-vader", "ucx-sm", "ucx-tcp", "ofi-tcp"],
+             "mpicc.openmpi"),
+        _env("mpich", ["ucx-sm", "ucx-tcp"], "mpicc.mpich"),
+        _env("intelmpi", ["shm", "ofi-tcp", "shm-ofi-tcp", "ofi-shm"], "mpicc",
+             benchmark_dirs={"imb": "/opt/intel/mpi/bin"}),
+    ],
+    "logging": [{"level": "debug", "handlers": [], "handlers_perflog": []}],
+}

@@ -1,0 +1,185 @@
+"""Every check class, set up and judged offline on outputs of this project's own runs.
+
+The real check classes run through ReFrame's setup and (dry-run) job-script
+generation on the fixed ``offline`` system, then sanity and performance on
+the captured job outputs in ``tests/data/checks`` (``README.md`` there says
+how each was produced). Nothing here needs an MPI, a compiler or a scheduler.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reframe.core.exceptions import PerformanceError, SanityError
+
+from sentinel.errors import SentinelError
+from tests.offline import Offline, offline_runtime
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory):
+    prefix = tmp_path_factory.mktemp("offline")
+    with offline_runtime(prefix):
+        yield Offline(prefix)
+
+
+@pytest.fixture
+def references(tmp_path, monkeypatch):
+    """A reference file for the offline system, written by the test."""
+    monkeypatch.setenv("SENTINEL_REFERENCES", str(tmp_path))
+
+    def write(body: str) -> Path:
+        path = tmp_path / "offline.yaml"
+        path.write_text(body)
+        return path
+    return write
+
+
+def one(offline, check: str, env: str, partition: str = "cpu", variables=None, **params):
+    cases = offline.cases([(check, params)], variables=variables, environ=env,
+                          partition=partition)
+    assert len(cases) == 1, [c.check.name for c in cases]
+    return cases[0]
+
+
+OB1 = {"transport": "openmpi/ob1-vader", "mapping": "core"}
+
+
+def test_pt2pt_script_sanity_and_values(offline):
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    script = case.script()
+    assert "export OMPI_MCA_pml=ob1" in script and "export OMPI_MCA_btl=self,vader" in script
+    assert "mpirun -np 2 --map-by core --bind-to core" in script
+    assert "> rfm_ldd.txt" in script
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    case.sanity()
+    assert case.check.transport_selected
+    assert "libmpi.so.40" in case.check.mpi_linkage
+    values = case.performance()
+    assert values["latency_8B"][4] == "us" and 0 < values["latency_8B"][0] < 10
+    assert values["bw_peak"][4] == "MB/s" and values["bw_peak"][0] > 100
+    assert {"fit_lambda", "fit_bw", "logp_L", "latency_synchronous_8B"} <= set(values)
+
+
+def test_pt2pt_over_ucx_on_mpich(offline):
+    case = one(offline, "Pt2ptCheck", "mpich", transport="mpich/ucx-sm", mapping="core")
+    assert "export UCX_TLS=sm,self" in case.script()
+    case.give_outputs("pt2pt-mpich-ucx-sm-core")
+    case.sanity()
+    assert "libmpich.so.12" in case.check.mpi_linkage
+
+
+def test_reference_lookup_and_band(offline, references):
+    path = references(
+        "Pt2ptCheck:\n"
+        "  $index: [$partition, $environ, transport_name, mapping]\n"
+        "  offline:cpu:\n    openmpi:\n      ob1-vader:\n        core:\n"
+        "          bw_peak: [1.0e+9, -0.1, 0.1, MB/s]\n")
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    assert case.check.reference_status == f"{path}: offline:cpu/openmpi/ob1-vader/core"
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    case.sanity()
+    with pytest.raises(PerformanceError, match=r"bw_peak=.* MB/s, expected 1000000000.0"):
+        case.performance()
+
+
+def test_missing_reference_fails_in_acceptance(offline, references):
+    references("Pt2ptCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n")
+    with pytest.raises(SentinelError, match=r"a reference is required \(acceptance\): .*"
+                                            r"has no entry for offline:cpu/openmpi/ob1-vader/core"):
+        one(offline, "Pt2ptCheck", "openmpi", variables={"require_partition_reference": True},
+            **OB1)
+
+
+def test_another_transport_in_the_log_fails_naming_it(offline):
+    case = one(offline, "Pt2ptCheck", "openmpi", transport="openmpi/ucx-sm", mapping="core")
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    with pytest.raises(SanityError, match="transport openmpi/ucx-sm not verified"):
+        case.sanity()
+
+
+def test_truncated_output_is_named(offline):
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core",
+                      edit=lambda text: text.split("SENTINEL_DONE")[0])
+    with pytest.raises(SanityError, match="truncated"):
+        case.sanity()
+
+
+def test_matching_values_and_queue_model(offline):
+    # captured with the quick mode's sizes (config/common.py)
+    quick = {"checkpoint": 16, "messages": [1, 8, 16, 24, 32], "lengths": [10]}
+    case = one(offline, "MatchingCheck", "openmpi", variables=quick, **OB1)
+    assert "--algorithms tag,comm" in case.script()
+    case.give_outputs("matching-openmpi-ob1-vader-core")
+    case.sanity()
+    assert case.check.queue_model in ("shared", "per-communicator", "inconclusive")
+    values = case.performance()
+    assert {"match_time_tag", "match_r2_tag", "match_time_umq_comm", "iot_tag"} <= set(values)
+    assert values["match_time_tag"][4] == "us"
+
+
+def test_hybrid_threads_are_placed_and_too_many_are_skipped(offline):
+    case = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads=1, **OB1)
+    assert "export OMP_PLACES=cores" in case.script()
+    case.give_outputs("hybrid-openmpi-ob1-vader-core-funnelled-1")
+    case.sanity()
+    assert any(name.startswith("pingpong_") for name in case.performance())
+    big = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads=4, **OB1)
+    assert big.skipped == "2 rank(s) x 4 threads per node; partition offline:cpu has 2 " \
+                          "cores per node"
+
+
+def test_jacobi_series_plan_and_model(offline):
+    pt2pt, jacobi = offline.cases([("Pt2ptCheck", OB1),
+                                   ("JacobiCheck", {"mode": "pure", "threads": 1, **OB1})],
+                                  environ="openmpi")
+    assert jacobi.check.series == [1, 2] and jacobi.check.num_tasks == 2
+    script = jacobi.script()
+    assert "mpirun -np 1 " in script and "mpirun -np 2 " in script
+    pt2pt.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    pt2pt.sanity()
+    jacobi.give_outputs("jacobi-openmpi-ob1-vader-core-pure-1")
+    jacobi.sanity()
+    values = jacobi.performance()
+    assert {"mlups_N1", "mlups_N2", "model_mlups_N2", "model_ratio_N2", "t_halo_N2"} <= set(values)
+    assert values["model_ratio_N2"][0] > 0
+    assert jacobi.check.checksums.startswith("1:")
+
+
+def test_jacobi_series_across_nodes_is_planned_off_cluster(offline):
+    tcp = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+    _, case = offline.cases([("Pt2ptCheck", tcp),
+                             ("JacobiCheck", {"mode": "pure", "threads": 1, **tcp})],
+                            environ="openmpi", partition="cluster")
+    assert case.check.series == [1, 2, 4]
+    assert case.check.num_tasks_per_node == 1
+    script = case.script()
+    assert "#SBATCH --ntasks=4" in script and "#SBATCH --ntasks-per-node=1" in script
+    assert "srun --ntasks=1 --cpus-per-task=1" not in script  # a launch is one step
+    assert "--ntasks=2 --cpus-per-task=1" in script
+
+
+def test_imb_through_the_probe_and_its_variants(offline):
+    case = one(offline, "ImbCheck", "intelmpi", transport="intelmpi/shm", mapping="core")
+    script = case.script()
+    assert "/opt/intel/mpi/bin/IMB-MPI1 PingPong" in script
+    assert script.index("/affinity") < script.index("IMB-MPI1 PingPong")
+    case.give_outputs("imb-intelmpi-shm-core")
+    case.sanity()
+    values = case.performance()
+    assert {"pingpong_latency_8B", "pingpong_bw_peak", "allreduce_latency_8B",
+            "barrier_latency", "pingpong_fit_bw"} <= set(values)
+    assert case.check.imb_path == "/opt/intel/mpi/bin/IMB-MPI1"
+    names = {c.check.name.split()[0] for c in offline.cases(
+        [(n, {"transport": "openmpi/ob1-vader", "mapping": "core"})
+         for n in ("ImbCheck", "ImbSourceCheck", "ImbSpackCheck")], environ="openmpi")}
+    assert names == {"ImbCheck", "ImbSourceCheck"}  # no +spack environment here
+
+
+def test_osu_without_binaries_is_skipped_naming_where_it_looked(offline):
+    case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
+               **OB1)
+    assert case.skipped and "osu_latency" in case.skipped
+    assert "OsuSourceCheck builds it from the release tarball" in case.skipped
