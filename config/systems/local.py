@@ -14,9 +14,11 @@ time-limited commands), never assumed:
 * Spack: with ``spack`` on PATH (and ``SENTINEL_SPACK`` not ``no``) the Open
   MPI and MPICH environments get the ``spack`` feature and build through
   ``spack-env/debian`` (install tree ``$SENTINEL_SPACK_INSTALL_TREE``,
-  default ``<output>/var/spack-install``), with the detected MPIs written as
-  externals to ``<output>/var/spack-externals.yaml`` (MPICH's prefix made by
+  default ``<output>/var/spack-install``); the detected MPIs are declared as
+  Spack externals (``extras['spack_external']``) that the first Spack build
+  writes to ``<output>/var/spack-externals.yaml`` (MPICH's prefix made by
   ``scripts/spack-mpich-prefix.sh`` in the checkout's ``var/mpich-prefix``).
+  Loading this file writes nothing and runs no script.
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
@@ -31,7 +33,6 @@ offers; checks select on them, never on the system name.
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -47,30 +48,20 @@ _var = Path(os.environ.get("SENTINEL_OUTPUT", str(repo_root()))) / "var"
 _spack = (shutil.which("spack") if os.environ.get("SENTINEL_SPACK", "auto") != "no" else None)
 
 
-def _spack_externals(stacks: list) -> Path:
-    """Write the detected Open MPI and MPICH as Spack externals; return the file."""
-    lines = ["packages:"]
-    for stack in stacks:
-        if stack.family == "openmpi":
-            fabrics = ",".join(f for f in ("ucx", "ofi")
-                               if any(t.startswith(f) for t in stack.transports))
-            spec = f"openmpi@{stack.version}" + (f" fabrics={fabrics}" if fabrics else "")
-            prefix = "/usr"
-        elif stack.family == "mpich":
-            # In the checkout, not the run's output: spack.lock records the
-            # prefix, and a per-run path would make every lock stale.
-            prefix = str(repo_root() / "var" / "mpich-prefix")
-            if not (Path(prefix) / "bin" / "mpic++").exists():
-                subprocess.run([str(repo_root() / "scripts" / "spack-mpich-prefix.sh"), prefix],
-                               check=True, capture_output=True, timeout=60)
-            spec = f"mpich@{stack.version}"
-        else:
-            continue
-        lines += [f"  {stack.family}:", "    buildable: false", "    externals:",
-                  f"    - spec: {spec}", f"      prefix: {prefix}"]
-    path = _var / "spack-externals.yaml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def _spack_external(stack: detect.MpiStack) -> dict | None:
+    """The stack as a Spack external (written by the first Spack build, not here)."""
+    if stack.family == "openmpi":
+        fabrics = ",".join(f for f in ("ucx", "ofi")
+                           if any(t.startswith(f) for t in stack.transports))
+        spec = f"openmpi@{stack.version}" + (f" fabrics={fabrics}" if fabrics else "")
+        return {"spec": spec, "prefix": "/usr"}
+    if stack.family == "mpich":
+        # In the checkout, not the run's output: spack.lock records the
+        # prefix, and a per-run path would make every lock stale.
+        return {"spec": f"mpich@{stack.version}",
+                "prefix": str(repo_root() / "var" / "mpich-prefix"),
+                "prefix_script": str(repo_root() / "scripts" / "spack-mpich-prefix.sh")}
+    return None
 
 
 def _spack_settings() -> tuple[dict, list]:
@@ -78,7 +69,7 @@ def _spack_settings() -> tuple[dict, list]:
     tree = os.environ.get("SENTINEL_SPACK_INSTALL_TREE", str(_var / "spack-install"))
     extras = {"spack_env": str(repo_root() / "spack-env" / "debian")}
     env_vars = [["SENTINEL_ROOT", str(repo_root())], ["SENTINEL_SPACK_INSTALL_TREE", tree],
-                ["SENTINEL_SPACK_EXTERNALS", str(_spack_externals(_stacks))]]
+                ["SENTINEL_SPACK_EXTERNALS", str(_var / "spack-externals.yaml")]]
     return extras, env_vars
 
 
@@ -96,7 +87,7 @@ def _environment(stack: detect.MpiStack) -> dict:
     spack = []
     if _spack and stack.family in ("openmpi", "mpich"):  # the families spack-env/debian has
         more, more_vars = _spack_settings()
-        extras.update(more)
+        extras.update(more, spack_external=_spack_external(stack))
         env_vars += more_vars
         spack = ["spack"]
     return {

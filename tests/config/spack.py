@@ -20,6 +20,8 @@ for _env in [e for e in site_configuration["environments"]
     _spack["name"] = "openmpi-spack"
     _spack["features"] = [f for f in _env["features"] if f != "spack"] + ["spack"]
     _spack["extras"] = {**_env.get("extras", {}),
-                        "spack_env": str(_root / "spack-env" / "debian")}
+                        "spack_env": str(_root / "spack-env" / "debian"),
+                        "spack_external": {"spec": f"openmpi@{_env['extras']['mpi_version']}",
+                                           "prefix": "/usr"}}
     site_configuration["environments"].append(_spack)
     _local["partitions"][0]["environs"].append("openmpi-spack")

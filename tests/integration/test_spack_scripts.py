@@ -29,6 +29,10 @@ def test_spack_environment_builds_each_benchmark_through_spack(tmp_path):
     env = ROOT / "spack-env" / "debian"
     assert f"spack -e {env} install 'sentinel-bench bench=pt2pt ^openmpi'" in build
     assert " add " not in build and "make " not in build  # the template lists the spec
+    # The externals are written by the build, not when the configuration loads.
+    assert "    - spec: openmpi@" in build and "      prefix: /usr" in build
+    assert 'mv "$SENTINEL_SPACK_EXTERNALS.$$" "$SENTINEL_SPACK_EXTERNALS"' in build
+    assert not (tmp_path / "var" / "spack-externals.yaml").exists()
 
 
 def test_wrapper_environment_still_builds_with_make(tmp_path):

@@ -26,13 +26,15 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from sentinel.paths import bench_dir
 from sentinel.site.binaries import find_program
 from sentinel.site.sources import build_commands, file_sha256, release, unreachable
-from sentinel.site.spack import install_prefix, spack_setup, uses_spack
+from sentinel.site.spack import externals_commands, install_prefix, spack_setup, uses_spack
 
 
 def _build_with_spack(test: rfm.RegressionTest, spec: str) -> None:
     """Make ``test`` install ``spec`` in its environment's Spack environment."""
     test.build_system = "Spack"
     test.build_system.environment = spack_setup(test.current_environ).env
+    # Made when a build first needs them, never when the configuration loads.
+    test.prebuild_cmds = externals_commands(test.current_partition.environs)
     # The spec is in the environment's spack.yaml: no `spack add`.
     test.build_system.install_opts = [shlex.quote(spec)]
     test.build_system.emit_load_cmds = False

@@ -67,6 +67,43 @@ def spack_setup(environ) -> SpackSetup:
     return SpackSetup(env, mpi)
 
 
+def externals_yaml(environs) -> str:
+    """The ``packages:`` file of Spack externals the environments declare.
+
+    Each environment's ``extras['spack_external']`` is ``{"spec": ..., "prefix":
+    ...}`` (and optionally ``"prefix_script"``, a command that makes the
+    prefix); environments without one are left out.
+    """
+    lines = ["packages:"]
+    for env in environs:
+        ext = env.extras.get("spack_external")
+        if ext:
+            package = ext["spec"].split("@", 1)[0]
+            lines += [f"  {package}:", "    buildable: false", "    externals:",
+                      f"    - spec: {ext['spec']}", f"      prefix: {ext['prefix']}"]
+    return "\n".join(lines) + "\n"
+
+
+def externals_commands(environs) -> list[str]:
+    """Shell commands a Spack build runs first: make the external prefixes, write the file.
+
+    The externals file is ``$SENTINEL_SPACK_EXTERNALS`` (the Spack
+    environment includes it); it is written whole and then moved into place,
+    so concurrent builds never read half a file.
+    """
+    cmds = [': "${SENTINEL_SPACK_EXTERNALS:?set it in the environment (env_vars): the '
+            'Spack environment includes that file}"']
+    for env in environs:
+        ext = env.extras.get("spack_external") or {}
+        if ext.get("prefix_script"):
+            cmds.append(f"{shlex.quote(ext['prefix_script'])} {shlex.quote(ext['prefix'])} "
+                        ">/dev/null")
+    text = shlex.quote(externals_yaml(environs))
+    cmds.append(f'printf %s {text} > "$SENTINEL_SPACK_EXTERNALS.$$" && '
+                'mv "$SENTINEL_SPACK_EXTERNALS.$$" "$SENTINEL_SPACK_EXTERNALS"')
+    return cmds
+
+
 def install_prefix(setup: SpackSetup, spec: str, env_vars: dict[str, str]) -> str:
     """Where ``spec`` is installed in the environment; an error naming the spec if not."""
     spack = shutil.which("spack", path=env_vars.get("PATH")) or shutil.which("spack")
