@@ -20,7 +20,6 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
-from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput, require_complete
 from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
@@ -45,7 +44,8 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     #: Benchmarks to run.
     #:
     #: :type: :class:`List[str]`
-    benchmarks = variable(typ.List[str], value=list(hybrid.BENCHMARKS))
+    benchmarks = variable(typ.List[typ.Str["|".join(hybrid.BENCHMARKS)]],
+                          value=list(hybrid.BENCHMARKS))
 
     #: Smallest and largest message, 4-byte elements per thread.
     #:
@@ -93,10 +93,6 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     @run_before("run")
     def set_command(self) -> None:
         """The built benchmark; OpenMP threads bound one per core."""
-        unknown = sorted(set(self.benchmarks) - set(hybrid.BENCHMARKS))
-        if unknown:
-            raise SentinelError(f"HybridCheck.benchmarks: unknown {unknown} "
-                                f"(known: {', '.join(hybrid.BENCHMARKS)})")
         self.executable = self.build.executable_path
         self.executable_opts = ["--mode", self.mode, "--benchmarks", ",".join(self.benchmarks),
                                 "--min-size", str(self.min_size), "--max-size",

@@ -71,7 +71,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: ``strong`` (``global_size``^3 points in all).
     #:
     #: :type: :class:`str`
-    scaling = variable(str, value="weak", loggable=True)
+    scaling = variable(typ.Str[r"weak|strong"], value="weak", loggable=True)
 
     #: L: local cube edge in weak scaling.
     #:
@@ -116,9 +116,6 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     @run_after("init")
     def select(self) -> None:
         """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
-        if self.scaling not in ("weak", "strong"):
-            raise SentinelError(f"JacobiCheck.scaling must be weak or strong, not "
-                                f"{self.scaling!r}")
         self.skip_if(bool(self.transports) and self.transport not in self.transports,
                      f"{self.transport} is not in JacobiCheck.transports")
         self.skip_if(self.mode == "pure" and self.threads > 1, "pure MPI runs one thread per rank")
@@ -126,7 +123,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         self.skip_if(not self.oversubscribe and self.threads > cores,
                      f"{self.threads} threads per rank; the largest partition has {cores} cores")
         if self.scaling == "weak":
-            self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_env)
+            self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
 
     @run_after("setup")
     def plan_series(self) -> None:

@@ -68,12 +68,13 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     #: communicator per message).
     #:
     #: :type: :class:`List[str]`
-    algorithms = variable(typ.List[str], value=["tag", "comm"])
+    algorithms = variable(typ.List[typ.Str[r"tag|comm"]], value=["tag", "comm"])
 
     #: Patterns: ``pingpong`` (seed), ``umq`` and ``prq`` (one queue each).
     #:
     #: :type: :class:`List[str]`
-    patterns = variable(typ.List[str], value=["pingpong", "umq", "prq"])
+    patterns = variable(typ.List[typ.Str[r"pingpong|umq|prq"]],
+                        value=["pingpong", "umq", "prq"])
 
     #: Inferred matching-queue model (``shared``, ``per-communicator``,
     #: ``inconclusive`` or ``not measured``).

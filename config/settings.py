@@ -3,10 +3,17 @@
 Common settings come from ``common.py``; each ``systems/<system>.py``
 contributes a ``system`` dict and its ``environments``. Sites add a file
 there (copy ``example_cluster.py``). ``local`` matches any host and is tried
-last, so a site file whose ``hostnames`` match wins.
+last, so a site file whose ``hostnames`` match wins; and when a site file is
+the system in use (its ``hostnames`` match this host, or ``--system`` /
+``RFM_SYSTEM`` names it), ``local.py`` is not loaded at all, so none of its
+probes of this host run.
 """
 
 import importlib.util
+import os
+import re
+import socket
+import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -19,9 +26,30 @@ def _load(path: Path):
     return module
 
 
+def _requested_system(argv: list[str]) -> str | None:
+    """The system named by ``--system`` (or ``RFM_SYSTEM``), without its partition."""
+    name = os.environ.get("RFM_SYSTEM")
+    for i, arg in enumerate(argv):
+        if arg == "--system" and i + 1 < len(argv):
+            name = argv[i + 1]
+        elif arg.startswith("--system="):
+            name = arg.split("=", 1)[1]
+    return name.split(":", 1)[0] if name else None
+
+
+def _in_use(module, requested: str | None) -> bool:
+    if requested:
+        return module.system["name"] == requested
+    host = socket.gethostname()
+    return any(re.match(pattern, host) for pattern in module.system["hostnames"])
+
+
 _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
-_systems = [_load(p) for p in _site_files] + [_load(_HERE / "systems" / "local.py")]
+_systems = [_load(p) for p in _site_files]
+_requested = _requested_system(sys.argv)
+if not any(_in_use(m, _requested) for m in _systems):
+    _systems.append(_load(_HERE / "systems" / "local.py"))
 
 for _m in _systems:
     # Stage and output directories go under $SENTINEL_OUTPUT/var unless a

@@ -18,6 +18,7 @@ from pathlib import Path
 from reframe.core import runtime as rt
 from reframe.core.decorators import TestRegistry
 from reframe.core.exceptions import SkipTestError
+from reframe.core.pipeline import CompileOnlyRegressionTest, RunOnlyRegressionTest
 from reframe.frontend import dependencies
 from reframe.frontend.executors import generate_testcases
 from reframe.utility import import_module_from_file
@@ -61,6 +62,10 @@ class Case:
     def script(self) -> str:
         """The job script ReFrame generated for it."""
         return (self.stagedir / self.check.job.script_filename).read_text()
+
+    def fixture(self, name: str):
+        """The set-up fixture the check holds as ``name``."""
+        return getattr(self.check, name)
 
     def give_outputs(self, captured: str, edit=None) -> None:
         """Put the captured job outputs in the stage directory (``edit`` may change stdout)."""
@@ -112,20 +117,37 @@ class Offline:
                 if hasattr(test, name):
                     setattr(test, name, value)
         graph, _ = dependencies.build_deps(generate_testcases(tests, prepare=True))
-        ordered = [c for c in dependencies.toposort(graph) if c.partition.name == partition
-                   and (environ is None or c.environ.name == environ)]
+        ordered = dependencies.toposort(graph)
+        wanted_cases = [c for c in ordered if not c.check.is_fixture()
+                        and c.partition.name == partition
+                        and (environ is None or c.environ.name == environ)]
+        needed = _with_dependencies(wanted_cases)
         out = []
-        for c in ordered:
+        for c in (c for c in ordered if c in needed):
             c.check._rfm_dry_run = True
             try:
                 c.check.setup(c.partition, c.environ)
-                if not c.check.is_fixture():
+                if not isinstance(c.check, RunOnlyRegressionTest):
+                    c.check.compile()  # dry run: the build script, no build
+                if not isinstance(c.check, CompileOnlyRegressionTest) and \
+                        not c.check.is_fixture():
                     c.check.run()
             except SkipTestError as skip:
                 c.check._sentinel_skipped = str(skip)
-            if not c.check.is_fixture():
+            if c in wanted_cases:
                 out.append(Case(c))
         return out
+
+
+def _with_dependencies(cases: list) -> set:
+    """The cases and everything they depend on, transitively."""
+    out, todo = set(), list(cases)
+    while todo:
+        case = todo.pop()
+        if case not in out:
+            out.add(case)
+            todo.extend(case.deps)
+    return out
 
 
 def offline_runtime(prefix: Path):

@@ -35,6 +35,17 @@ def test_spack_environment_builds_each_benchmark_through_spack(tmp_path):
     assert not (tmp_path / "var" / "spack-externals.yaml").exists()
 
 
+def test_spack_spec_is_overridden_from_the_command_line(tmp_path):
+    need_stack("openmpi")
+    spec = "sentinel-bench@develop bench=pt2pt ^openmpi"
+    run = reframe(["-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi-spack", "--dry-run",
+                   "-S", f"BenchBuild.spack_spec={spec}"],
+                  tmp_path, config=ROOT / "tests" / "config" / "spack.py", checks=("pt2pt.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    build = next((tmp_path / "var" / "stage").rglob("openmpi-spack/*/rfm_build.sh")).read_text()
+    assert build.splitlines()[-1] == f"spack -e {ROOT / 'spack-env' / 'debian'} install '{spec}'"
+
+
 def test_wrapper_environment_still_builds_with_make(tmp_path):
     _dry_run(tmp_path, "^openmpi$")
     script = next((tmp_path / "var" / "stage").rglob("rfm_build.sh"))

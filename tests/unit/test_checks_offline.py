@@ -14,6 +14,7 @@ import pytest
 from reframe.core.exceptions import PerformanceError, SanityError
 
 from sentinel.errors import SentinelError
+from sentinel.site.sources import file_sha256
 from tests.offline import Offline, offline_runtime
 
 
@@ -183,3 +184,23 @@ def test_osu_without_binaries_is_skipped_naming_where_it_looked(offline):
                **OB1)
     assert case.skipped and "osu_latency" in case.skipped
     assert "OsuSourceCheck builds it from the release tarball" in case.skipped
+
+
+def test_release_builds_use_the_wrappers(offline, tmp_path):
+    tarball = tmp_path / "suite.tar.gz"
+    tarball.write_bytes(b"not fetched from the network in a unit test")
+    fetch = {"url": f"file://{tarball}", "sha256": file_sha256(tarball)}
+    osu, imb = (one(offline, name, "openmpi", variables=fetch, **OB1, **extra)
+                for name, extra in (("OsuSourceCheck",
+                                     {"benchmark_info": lambda b: b[0] == "osu_latency"}),
+                                    ("ImbSourceCheck", {})))
+    osu_build = Path(osu.fixture("suite_build").stagedir) / "rfm_build.sh"
+    imb_build = Path(imb.fixture("suite_build").stagedir) / "rfm_build.sh"
+    prefix = osu.fixture("suite_build").install_prefix
+    assert f'./configure CC="mpicc.openmpi" CXX="mpicc.openmpi" --prefix={prefix}' in \
+        osu_build.read_text()
+    assert "make install" in osu_build.read_text()
+    text = imb_build.read_text()
+    assert 'make -j 2 CC="mpicc.openmpi" CXX="mpicc.openmpi"' in text and "TARGET=MPI1" in text
+    assert f"cp IMB-MPI1 {imb.fixture('suite_build').install_prefix}/bin/" in text
+    assert osu.skipped is None and "osu_latency" in osu.script()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from scipy import stats
 
 from sentinel.errors import SentinelError
 
@@ -46,16 +47,22 @@ def fit_matching(ns: Sequence[int], diffs_us: Sequence[float], legs: int) -> Mat
         raise SentinelError(
             f"fit_matching: need at least 3 distinct batch sizes, got {sorted(set(ns))}"
         )
-    design = np.vstack([np.ones_like(x), x]).T
-    (intercept, slope), *_ = np.linalg.lstsq(design, y, rcond=None)
-    resid = y - (intercept + slope * x)
-    ss_res = float(resid @ resid)
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-    sxx = float(((x - x.mean()) ** 2).sum())
-    dof = len(x) - 2
-    stderr = math.sqrt(ss_res / dof / sxx) if dof > 0 else math.inf
-    return MatchFit(float(slope), float(intercept), r2, stderr, len(x))
+    fit = _line(x, y)
+    return MatchFit(float(fit.slope), float(fit.intercept), _r2(fit, y), float(fit.stderr),
+                    len(x))
+
+
+def _line(x: np.ndarray, y: np.ndarray):
+    """Least-squares line (scipy's): slope, intercept, r, standard error of the slope."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # a constant y has no r
+        return stats.linregress(x, y)
+
+
+def _r2(fit, y: np.ndarray) -> float:
+    """R^2 of a line; a constant y is explained exactly by a flat line."""
+    if np.ptp(y) == 0:
+        return 1.0 if fit.slope == 0 else 0.0
+    return float(fit.rvalue) ** 2
 
 
 def queue_model(tag: MatchFit, comm: MatchFit) -> str:
@@ -99,12 +106,9 @@ def hockney_fit(times_us: dict[int, float]) -> HockneyFit:
                             f"{sorted(times_us)}")
     x = np.array(sorted(times_us), dtype=float)
     y = np.array([times_us[int(s)] for s in x])
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (intercept + slope * x)
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else 1.0
-    b = 1.0 / slope if slope > 0 else math.inf  # bytes/us == MB/s
-    return HockneyFit(float(np.mean(small)), float(b), float(intercept), r2)
+    fit = _line(x, y)
+    b = 1.0 / fit.slope if fit.slope > 0 else math.inf  # bytes/us == MB/s
+    return HockneyFit(float(np.mean(small)), float(b), float(fit.intercept), _r2(fit, y))
 
 
 def switch_points(times_us: dict[int, float], fit: HockneyFit, factor: float = 3.0) -> list[int]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from scipy import stats
 
 from sentinel.analysis.variables import NEUTRAL, declaration
 from sentinel.errors import SentinelError
@@ -101,8 +102,7 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
 def spread(values: list[float]) -> float:
     """Relative spread of positive runs: 1.4826 * MAD of their logarithms."""
     logs = [math.log(v) for v in values]
-    med = statistics.median(logs)
-    return MAD_TO_SIGMA * statistics.median(abs(x - med) for x in logs)
+    return MAD_TO_SIGMA * float(stats.median_abs_deviation(logs))
 
 
 def band(values: list[float], k: float = DEFAULT_K,

@@ -25,7 +25,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 
 from sentinel.paths import bench_dir
 from sentinel.site.binaries import find_program
-from sentinel.site.sources import build_commands, file_sha256, release, unreachable
+from sentinel.site.sources import file_sha256, recipe, release, unreachable
 from sentinel.site.spack import externals_commands, install_prefix, spack_setup, uses_spack
 
 
@@ -50,7 +50,10 @@ def _spack_prefix(test: rfm.RegressionTest, spec: str) -> str:
 class SpackRecord(rfm.RegressionTestPlugin):
     """What a build recorded of its Spack install (empty for wrapper builds)."""
 
-    #: The Spack spec installed.
+    #: The Spack spec installed. Empty: the default of the build
+    #: (``sentinel-bench bench=<b> ^<mpi>``, ``osu-micro-benchmarks ^<mpi>``);
+    #: ``-S SpackOsuBuild.spack_spec='osu-micro-benchmarks@7.4 ^openmpi'``
+    #: installs another one, which the Spack environment must list.
     #:
     #: :type: :class:`str`
     spack_spec = variable(str, value="", loggable=True)
@@ -88,7 +91,8 @@ class BenchBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
         """Spack where the environment has it, else this benchmark's make target."""
         env = self.current_environ
         if uses_spack(env):
-            self.spack_spec = spack_setup(env).bench_spec(self.bench)
+            # -S spack_spec=... (e.g. a compiler or variant) wins over the default.
+            self.spack_spec = self.spack_spec or spack_setup(env).bench_spec(self.bench)
             _build_with_spack(self, self.spack_spec)
             return
         src = bench_dir()
@@ -203,7 +207,6 @@ class ReleaseBuild(rfm.CompileOnlyRegressionTest):
     valid_systems = ["*"]
     valid_prog_environs = ["*"]
     sourcesdir = None
-    build_system = "CustomBuild"
     build_locally = True
     tags = {"build"}
 
@@ -222,13 +225,24 @@ class ReleaseBuild(rfm.CompileOnlyRegressionTest):
         self.install_prefix = os.path.join(self.stagedir, "install")
 
     @run_before("compile")
-    def set_commands(self) -> None:
-        """Unpack the tarball and build it with the environment's cc and cxx."""
+    def set_build(self) -> None:
+        """Unpack the tarball; build it (ReFrame passes the environment's cc and cxx); install."""
         env = self.current_environ
+        how = recipe(self.suite, env.cc, env.cxx)
         fetched = os.path.join(self.source.stagedir, self.source.tarball)
         self.prebuild_cmds = [f"tar -xzf {fetched} --strip-components=1"]
-        self.build_system.commands = build_commands(self.suite, env.cc, env.cxx,
-                                                    self.install_prefix)
+        self.build_system = how.build_system
+        # The environment's wrappers and nothing else (no Fortran: none of the
+        # suites needs it, and an unset FC would name a compiler that is absent).
+        self.build_system.flags_from_environ = False
+        self.build_system.cc, self.build_system.cxx = env.cc, env.cxx
+        options = [o.format(prefix=self.install_prefix) for o in how.options]
+        if how.build_system == "Autotools":
+            self.build_system.config_opts = options
+        else:
+            self.build_system.options = options
+        self.build_system.max_concurrency = 2
+        self.postbuild_cmds = [c.format(prefix=self.install_prefix) for c in how.install]
 
     @sanity_function
     def installed(self):
@@ -284,7 +298,8 @@ class SpackSuiteBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
     @run_before("compile")
     def select_build(self) -> None:
         """``spack install`` of the suite against the environment's MPI."""
-        self.spack_spec = spack_setup(self.current_environ).suite_spec(self.suite)
+        default = spack_setup(self.current_environ).suite_spec(self.suite)
+        self.spack_spec = self.spack_spec or default  # -S ...spack_spec=... wins
         _build_with_spack(self, self.spack_spec)
 
     @sanity_function

@@ -67,7 +67,7 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences):
     #: Send modes of the latency test.
     #:
     #: :type: :class:`List[str]`
-    modes = variable(typ.List[str],
+    modes = variable(typ.List[typ.Str[r"standard|synchronous|buffered|ready|diffbuf"]],
                      value=["standard", "synchronous", "buffered", "ready", "diffbuf"])
 
     #: Sizes (bytes) where the standard-mode latency curve steps, comma-separated.

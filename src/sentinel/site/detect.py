@@ -7,47 +7,24 @@ Used by ``config/systems/local.py`` at configuration load: only cheap reads of
 from __future__ import annotations
 
 import os
-import platform
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reframe.utility import cpuinfo
+
 from sentinel.mpi.transports import DEVELOPMENT_PROVIDERS, INTEL_OFI_PROVIDERS, OFI_PROVIDERS
 
-_SYS_CPU = Path("/sys/devices/system/cpu")
 
+def cpu_topology() -> dict:
+    """The processor description ReFrame expects: ReFrame's own ``cpuinfo``.
 
-def _mask(cpus: list[int]) -> str:
-    return hex(sum(1 << c for c in cpus))
-
-
-def cpu_topology(sys_cpu: Path = _SYS_CPU) -> dict:
-    """The processor description ReFrame expects, read from sysfs."""
-    cores: dict[tuple[int, int], list[int]] = {}
-    sockets: dict[int, list[int]] = {}
-    for d in sorted(sys_cpu.glob("cpu[0-9]*"), key=lambda p: int(p.name[3:])):
-        topo = d / "topology"
-        if not topo.is_dir():
-            continue  # offline CPU
-        cpu = int(d.name[3:])
-        pkg = int((topo / "physical_package_id").read_text())
-        core = int((topo / "core_id").read_text())
-        cores.setdefault((pkg, core), []).append(cpu)
-        sockets.setdefault(pkg, []).append(cpu)
-    ncpus = sum(len(v) for v in sockets.values())
-    return {
-        "arch": platform.machine(),
-        "num_cpus": ncpus,
-        "num_cpus_per_core": max(len(v) for v in cores.values()),
-        "num_cpus_per_socket": max(len(v) for v in sockets.values()),
-        "num_sockets": len(sockets),
-        "topology": {
-            "sockets": [_mask(v) for _, v in sorted(sockets.items())],
-            "cores": [_mask(v) for _, v in sorted(cores.items())],
-        },
-    }
+    Sockets, cores, NUMA nodes and caches as masks, read from sysfs (or
+    sysctl) the way ``reframe --detect-host-topology`` reads them.
+    """
+    return cpuinfo.cpuinfo()
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:

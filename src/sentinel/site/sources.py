@@ -88,19 +88,33 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def build_commands(suite: str, cc: str, cxx: str, prefix: str) -> list[str]:
-    """Shell commands that build an unpacked ``suite`` release in the current directory.
+@dataclass(frozen=True)
+class Recipe:
+    """How a release is built: a ReFrame build system, its options, then the install.
 
-    OSU installs below ``prefix`` (``libexec/osu-micro-benchmarks/mpi/...``);
-    IMB's Makefile has no install target, so IMB-MPI1 is copied to ``prefix/bin``.
+    ``{prefix}`` in the options and install commands is the install prefix.
     """
+
+    build_system: str            # "Autotools" or "Make"
+    options: tuple[str, ...]     # configure options (Autotools) or make options (Make)
+    install: tuple[str, ...]     # shell commands after the build
+
+
+#: OSU is an Autotools package installing below the prefix
+#: (``libexec/osu-micro-benchmarks/mpi/...``); IMB's Makefile has no install
+#: target, so IMB-MPI1 is copied to ``prefix/bin``.
+RECIPES: dict[str, Recipe] = {
+    "osu": Recipe("Autotools", ("--prefix={prefix}",), ("make install",)),
+    "imb": Recipe("Make", ("TARGET=MPI1",),
+                  ("mkdir -p {prefix}/bin", "cp IMB-MPI1 {prefix}/bin/")),
+}
+
+
+def recipe(suite: str, cc: str, cxx: str) -> Recipe:
+    """The build recipe of ``suite``; the environment must name its C and C++ wrappers."""
+    if suite not in RECIPES:
+        raise SentinelError(f"no build recipe for suite '{suite}'")
     if not cc or not cxx:
         raise SentinelError(f"building {suite} needs the environment's C and C++ MPI wrappers "
                             f"(cc='{cc}', cxx='{cxx}'): set 'cc' and 'cxx' in the environment")
-    if suite == "osu":
-        return [f"./configure CC={cc} CXX={cxx} --prefix={prefix}",
-                "make -j 2", "make install"]
-    if suite == "imb":
-        return [f"make TARGET=MPI1 CC={cc} CXX={cxx}",
-                f"mkdir -p {prefix}/bin", f"cp IMB-MPI1 {prefix}/bin/"]
-    raise SentinelError(f"no build recipe for suite '{suite}'")
+    return RECIPES[suite]
