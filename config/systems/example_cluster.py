@@ -1,6 +1,6 @@
 """Template for a site: copy to ``systems/<your_system>.py`` and edit.
 
-A Slurm cluster with two partitions modelled on seed 003's Orfeo (THIN: 2 x
+A Slurm cluster with two partitions modelled on the Orfeo cluster of Banerjee (2022) (THIN: 2 x
 12-core Xeon Gold 6126; GPU: 2 x 24-core Xeon Gold 6226) and two MPI
 environments loaded as modules. What each key means for the checks:
 

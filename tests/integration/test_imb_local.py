@@ -6,7 +6,7 @@ from tests.integration.conftest import need_stack
 
 pytestmark = pytest.mark.integration
 
-# Seed 003's Intel MPI table has this shape: fabrics x provider, latency and bandwidth.
+# The Intel MPI table of Banerjee (2022) has this shape: fabrics x provider, latency and bandwidth.
 INTEL = {"shm": "fabrics=shm", "ofi-tcp": "ofi=tcp", "shm-ofi-tcp": "fabrics=shm:ofi"}
 
 

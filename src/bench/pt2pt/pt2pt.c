@@ -1,4 +1,4 @@
-/* Point-to-point characterisation between ranks 0 and 1 (seed 001's methods).
+/* Point-to-point characterisation between ranks 0 and 1 (the methods of Qian 2004).
  *
  * Metrics (--metrics):
  *   latency     ping-pong, half round trip, per send mode (--modes):

@@ -1,6 +1,6 @@
 """Fits: the matching-time model and the queue-model inference.
 
-Matching model (seed 000): ``Diff(n) = ROT(n) - IOT(n) = c + legs * n(n-1)/2 * M``
+Matching model (Song 2013): ``Diff(n) = ROT(n) - IOT(n) = c + legs * n(n-1)/2 * M``
 where ``legs`` is the number of reversed legs per iteration. M is the slope of
 a least-squares line of Diff against ``legs * n(n-1)/2`` over all batch sizes;
 the intercept absorbs any constant offset between the two orders.
@@ -86,7 +86,7 @@ def queue_model(tag: MatchFit, comm: MatchFit) -> str:
 
 @dataclass(frozen=True)
 class HockneyFit:
-    """``t(size) = lambda + size / b`` for a ping-pong curve (seed 003)."""
+    """``t(size) = lambda + size / b`` for a ping-pong curve (Banerjee 2022)."""
 
     #: Latency (us): the mean time of the 0-16 byte messages, because the
     #: fitted intercept is often negative.

@@ -1,4 +1,4 @@
-"""The Jacobi benchmark's results and seed 003's weak-scaling performance model.
+"""The Jacobi benchmark's results and the weak-scaling performance model of Banerjee (2022).
 
 ``P(L,N) = L^3 N / (T_s(L) + T_c(L,N))`` lattice updates per second, with
 ``T_c = c/B + k T_L`` and ``c = L^2 k 2 8`` bytes: the halo volume through

@@ -1,6 +1,6 @@
 """From the pt2pt benchmark's records to curves, fits and LogP parameters.
 
-Parameterised LogP (Kielmann et al., seed 001), with RTT(m) twice the
+Parameterised LogP (Kielmann et al., as Qian 2004 measures it), with RTT(m) twice the
 standard-mode half round trip:
 ``L = RTT(0)/2 - g(0)``, ``g(m) = RTT(m) - RTT(0) + g(0)``; classic LogP:
 ``L_classic = L + g(1) - o_s(1) - o_r(1)``, ``o = (o_s(1) + o_r(1)) / 2``,

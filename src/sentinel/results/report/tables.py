@@ -92,7 +92,7 @@ MATRIX_VARIABLES = (("latency_8B", "8 B latency"), ("bw_peak", "peak bandwidth")
 def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
     """Rows environ x mapping x transport; per partition, 8 B latency and peak bandwidth.
 
-    From the pt2pt characterisation (Pt2ptCheck): the view of seed 003's tables.
+    From the pt2pt characterisation (Pt2ptCheck): the view of the tables of Banerjee (2022).
     """
     pt2pt = [c for c in cases if c.check == "Pt2ptCheck" and c.result == "pass"]
     parts = sorted({f"{c.system}:{c.partition}" for c in pt2pt})
