@@ -71,6 +71,7 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.SPEC
     bench = "hybrid"
+    bench_options = ("mode", "benchmarks", "min_size", "max_size", "target_time")
     tags = {"hybrid", "nightly", "acceptance"}
 
     @run_after("init")
@@ -91,12 +92,8 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
                      f"{part.fullname} has {cores} cores per node")
 
     @run_before("run")
-    def set_command(self) -> None:
-        """The built benchmark; OpenMP threads bound one per core."""
-        self.executable = self.build.executable_path
-        self.executable_opts = ["--mode", self.mode, "--benchmarks", ",".join(self.benchmarks),
-                                "--min-size", str(self.min_size), "--max-size",
-                                str(self.max_size), "--target-time", str(self.target_time)]
+    def bind_omp_threads(self) -> None:
+        """OpenMP threads bound one per core."""
         bind_threads(self)
 
     def read_output(self) -> BenchOutput:

@@ -11,7 +11,7 @@ Barrier) and reports, with ``<b>`` the benchmark in lower case:
   the fit ``t = lambda + size/b`` (``pingpong_fit_lambda``,
   ``pingpong_fit_bw``) and the protocol switch sizes (``protocol_switches``).
 
-IMB-MPI1 is looked up in ``-S ImbCheck.imb_dir``, the environment's
+IMB-MPI1 is looked up in ``-S ImbCheck.suite_dir``, the environment's
 ``extras['benchmark_dirs']['imb']``, then the environment's PATH (Intel MPI
 ships it); without it the check is skipped with the places it looked.
 ``ImbSourceCheck`` is the last resort: the same check on IMB built from its
@@ -58,21 +58,6 @@ class ImbCheck(StandardSuiteCheck):
     #: :type: :class:`float`
     time_per_size = variable(float, value=10.0)
 
-    #: Directory holding IMB-MPI1, searched first.
-    #:
-    #: :type: :class:`str`
-    imb_dir = variable(str, value="")
-
-    #: The IMB-MPI1 that ran.
-    #:
-    #: :type: :class:`str`
-    imb_path = variable(str, value="", loggable=True)
-
-    #: PingPong sizes (bytes) where the latency curve steps, comma-separated.
-    #:
-    #: :type: :class:`str`
-    protocol_switches = variable(str, value="", loggable=True)
-
     suite = "imb"
     program = "IMB-MPI1"
     spec = IMB_SPEC
@@ -91,10 +76,8 @@ class ImbCheck(StandardSuiteCheck):
         imb.require_complete(out, stdout)
         return out
 
-    def analyse(self, out: imb.ImbOutput) -> Values:
-        values, switches = imb_values(out, self.benchmarks)
-        self.protocol_switches = ",".join(map(str, switches))
-        return values
+    def suite_values(self, out: imb.ImbOutput) -> tuple[Values, list[int]]:
+        return imb_values(out, self.benchmarks)
 
 
 @rfm.simple_test
@@ -102,7 +85,6 @@ class ImbSourceCheck(FromRelease, ImbCheck):
     """ImbCheck on IMB built from its release tarball, where no prebuilt IMB-MPI1 is found."""
 
     suite_build = fixture(ImbBuild, scope="environment")
-    tags = {"imb", "source", "nightly", "acceptance"}
 
 
 @rfm.simple_test
@@ -110,4 +92,3 @@ class ImbSpackCheck(FromSpack, ImbCheck):
     """ImbCheck on IMB installed from the environment's Spack environment."""
 
     suite_build = fixture(SpackImbBuild, scope="environment")
-    tags = {"imb", "spack", "nightly", "acceptance"}

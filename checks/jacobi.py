@@ -111,6 +111,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     build = fixture(BenchBuild, scope="environment", variables={"bench": "jacobi"})
     spec = jacobi.SPEC
     bench = "jacobi"
+    bench_options = ("mode", "iterations", "repetitions")
     tags = {"jacobi", "hybrid", "nightly", "acceptance"}
 
     @run_after("init")
@@ -147,11 +148,8 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     @run_before("run", always_last=True)
     def launch_series(self) -> None:
         """One launch per N, the largest as the job's main command."""
-        self.executable = self.build.executable_path
-        size = ["--local", str(self.local_size)] if self.scaling == "weak" else \
-            ["--global", str(self.global_size)]
-        self.executable_opts = ["--mode", self.mode, *size, "--iterations",
-                                str(self.iterations), "--repetitions", str(self.repetitions)]
+        self.executable_opts += ["--local", str(self.local_size)] if self.scaling == "weak" \
+            else ["--global", str(self.global_size)]
         bind_threads(self)
         self.job.num_cpus_per_task = self.threads
         for n in self.series[:-1]:

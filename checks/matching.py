@@ -19,7 +19,7 @@ Defaults are the parameters of Song (2013); scale them with ``-S`` (see the
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_after, run_before, variable
+from reframe.core.builtins import fixture, run_after, variable
 
 from sentinel.analysis import matching
 from sentinel.analysis.variables import Values
@@ -85,6 +85,8 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     build = fixture(BenchBuild, scope="environment", variables={"bench": "matching"})
     spec = matching.SPEC
     bench = "matching"
+    bench_options = ("lengths", "messages", "iterations", "repetitions", "warmup", "algorithms",
+                     "patterns")
     tags = {"matching", "nightly", "acceptance"}
 
     @run_after("setup")
@@ -95,19 +97,6 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
         if self.checkpoint not in self.messages:
             raise SentinelError(f"MatchingCheck.checkpoint={self.checkpoint} is not one of "
                                 f"messages={self.messages}")
-
-    @run_before("run")
-    def set_command(self) -> None:
-        self.executable = self.build.executable_path
-        self.executable_opts = [
-            "--lengths", ",".join(map(str, self.lengths)),
-            "--messages", ",".join(map(str, self.messages)),
-            "--iterations", str(self.iterations),
-            "--repetitions", str(self.repetitions),
-            "--warmup", str(self.warmup),
-            "--algorithms", ",".join(self.algorithms),
-            "--patterns", ",".join(self.patterns),
-        ]
 
     def analyse(self, out: BenchOutput) -> Values:
         result = matching.analyse(out, self.checkpoint, self.lengths[0] * 8)

@@ -11,7 +11,7 @@ osu_allreduce, osu_bcast, osu_alltoall, osu_barrier. Performance variables:
 * bandwidth benchmarks: ``bw_peak`` (MB/s); osu_bw also the curve
   ``bw_<size>B``; osu_mbw_mr also ``msg_rate_peak``.
 
-The binaries are looked up in ``-S OsuCheck.osu_dir``, the environment's
+The binaries are looked up in ``-S OsuCheck.suite_dir``, the environment's
 ``extras['benchmark_dirs']['osu']`` (an install prefix or a build tree: 5.x
 ``mpi/``, 7.x ``c/mpi/``), then the environment's PATH; without them the
 check is skipped with the places it looked. ``OsuSourceCheck`` is the last
@@ -65,21 +65,6 @@ class OsuCheck(StandardSuiteCheck):
     #: :type: :class:`int`
     warmup = variable(int, value=0)
 
-    #: Directory holding the OSU binaries (or an install prefix), searched first.
-    #:
-    #: :type: :class:`str`
-    osu_dir = variable(str, value="")
-
-    #: The OSU program that ran.
-    #:
-    #: :type: :class:`str`
-    osu_path = variable(str, value="", loggable=True)
-
-    #: osu_latency sizes (bytes) where the latency curve steps, comma-separated.
-    #:
-    #: :type: :class:`str`
-    protocol_switches = variable(str, value="", loggable=True)
-
     suite = "osu"
     spec = OSU_SPEC
     release_variant = "OsuSourceCheck"
@@ -110,10 +95,8 @@ class OsuCheck(StandardSuiteCheck):
                               stdout)
         return out
 
-    def analyse(self, out: osu.OsuOutput) -> Values:
-        values, switches = osu_values(out, self.benchmark)
-        self.protocol_switches = ",".join(map(str, switches))
-        return values
+    def suite_values(self, out: osu.OsuOutput) -> tuple[Values, list[int]]:
+        return osu_values(out, self.benchmark)
 
 
 @rfm.simple_test
@@ -121,7 +104,6 @@ class OsuSourceCheck(FromRelease, OsuCheck):
     """OsuCheck on OSU built from its release tarball, where no prebuilt OSU is found."""
 
     suite_build = fixture(OsuBuild, scope="environment")
-    tags = {"osu", "source", "nightly", "acceptance"}
 
 
 @rfm.simple_test
@@ -129,4 +111,3 @@ class OsuSpackCheck(FromSpack, OsuCheck):
     """OsuCheck on OSU installed from the environment's Spack environment."""
 
     suite_build = fixture(SpackOsuBuild, scope="environment")
-    tags = {"osu", "spack", "nightly", "acceptance"}

@@ -16,7 +16,7 @@ def test_imb_runs_under_intel_mpi(quick_matrix, transport):
     tc = quick_matrix.case("ImbCheck", environ="intelmpi", transport=transport, mapping="core")
     assert tc["result"] == "pass", tc.get("fail_reason")
     assert INTEL[transport] in tc["transport_selected"]
-    assert tc["imb_path"].endswith("/IMB-MPI1")
+    assert tc["program_path"].endswith("/IMB-MPI1")
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     for var in ("pingpong_latency_8B", "pingpong_bw_peak", "pingpong_fit_lambda",
                 "pingpong_fit_bw", "pingping_latency_8B", "sendrecv_bw_peak",

@@ -17,18 +17,19 @@ pytestmark = pytest.mark.integration
 # [0, 1] us: measured here about 0.001 us, so this passes unless matching
 # became 1000 times slower (or the fit went negative).
 # ob1-tcp: a reference of 1e-9 us +-50% that no real run reaches: must fail.
-REFERENCES = """\
-MatchingCheck:
-  $index: [$partition, $environ, transport_name, mapping]
-  local:cpu:
-    openmpi:
-      ob1-vader:
-        core:
-          match_time_umq_tag: [0.5, -1.0, 1.0, us]
-      ob1-tcp:
-        core:
-          match_time_umq_tag: [1.0e-9, -0.5, 0.5, us]
-"""
+def openmpi_entries(check: str, entries: dict[str, list[str]]) -> str:
+    """A local.yaml for ``check`` with Open MPI core-mapping entries per transport."""
+    lines = [f"{check}:", "  $index: [$partition, $environ, transport_name, mapping]",
+             "  local:cpu:", "    openmpi:"]
+    for transport, variables in entries.items():
+        lines += [f"      {transport}:", "        core:"]
+        lines += [f"          {v}" for v in variables]
+    return "\n".join(lines) + "\n"
+
+
+REFERENCES = openmpi_entries("MatchingCheck", {
+    "ob1-vader": ["match_time_umq_tag: [0.5, -1.0, 1.0, us]"],
+    "ob1-tcp": ["match_time_umq_tag: [1.0e-9, -0.5, 0.5, us]"]})
 
 
 def reference_env(tmp_path, site_configuration, text: str) -> dict[str, str]:
@@ -72,17 +73,9 @@ def test_acceptance_fails_a_combination_without_reference(tmp_path, references):
     assert skipped["result"] == "skip"
 
 
-CURVE = """\
-Pt2ptCheck:
-  $index: [$partition, $environ, transport_name, mapping]
-  local:cpu:
-    openmpi:
-      ob1-vader:
-        core:
-          latency_8B: [0.5, -1.0, 1.0, us]
-          latency_1024B: [0.5, -1.0, 3.0, us]
-          bw_1024B: [1.0e+9, -0.5, 0.5, MB/s]
-"""
+CURVE = openmpi_entries("Pt2ptCheck", {"ob1-vader": [
+    "latency_8B: [0.5, -1.0, 1.0, us]", "latency_1024B: [0.5, -1.0, 3.0, us]",
+    "bw_1024B: [1.0e+9, -0.5, 0.5, MB/s]"]})
 
 
 def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):

@@ -120,30 +120,31 @@ def _release_in_sources(pattern: str) -> Path:
     return found[-1]
 
 
-def test_imb_built_from_release_runs(tmp_path, www):
-    need_stack("openmpi")
-    tarball = _release_in_sources("IMB-v2021.*.tar.gz")
+def _served(tarball: Path, www) -> tuple[str, str]:
+    """The tarball on the test's web server: its URL and SHA-256."""
     root, base = www
     (root / tarball.name).write_bytes(tarball.read_bytes())
-    sha = hashlib.sha256(tarball.read_bytes()).hexdigest()
-    run = reframe(_imb(f"{base}/{tarball.name}", sha), tmp_path, checks=("imb.py",))
+    return f"{base}/{tarball.name}", hashlib.sha256(tarball.read_bytes()).hexdigest()
+
+
+def test_imb_built_from_release_runs(tmp_path, www):
+    need_stack("openmpi")
+    url, sha = _served(_release_in_sources("IMB-v2021.*.tar.gz"), www)
+    run = reframe(_imb(url, sha), tmp_path, checks=("imb.py",))
     tc = run.case("ImbSourceCheck")
     assert tc["result"] == "pass", tc.get("fail_reason")
-    assert "/install/bin/IMB-MPI1" in tc["imb_path"]
+    assert "/install/bin/IMB-MPI1" in tc["program_path"]
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     assert perf["pingpong_latency_8B"][0] > 0
 
 
 def test_osu_built_from_release_runs(tmp_path, www):
     need_stack("openmpi")
-    tarball = _release_in_sources("osu-micro-benchmarks-*.tar.gz")
-    root, base = www
-    (root / tarball.name).write_bytes(tarball.read_bytes())
-    sha = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    url, sha = _served(_release_in_sources("osu-micro-benchmarks-*.tar.gz"), www)
     run = reframe(["--mode", "nightly", "-n", "OsuSourceCheck", *ONE[:2], "-E",
                    "transport=='openmpi/ob1-vader' and mapping=='core' and "
-                   "benchmark_info[0]=='osu_latency'", "-S", f"FetchOsu.url={base}/{tarball.name}",
+                   "benchmark_info[0]=='osu_latency'", "-S", f"FetchOsu.url={url}",
                    "-S", f"FetchOsu.sha256={sha}", "-r"], tmp_path, checks=("osu.py",))
     tc = run.case("OsuSourceCheck")
     assert tc["result"] == "pass", tc.get("fail_reason")
-    assert "/install/libexec/osu-micro-benchmarks/mpi/pt2pt/osu_latency" in tc["osu_path"]
+    assert "/install/libexec/osu-micro-benchmarks/mpi/pt2pt/osu_latency" in tc["program_path"]

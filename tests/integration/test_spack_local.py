@@ -88,7 +88,7 @@ def test_osu_and_imb_come_from_the_spack_environment(tmp_path):
         (c, e) for c in ("OsuSpackCheck", "ImbSpackCheck") for e in ("openmpi", "mpich")}
     for tc in checks:
         assert tc["result"] == "pass", tc.get("fail_reason")
-        program = tc.get("osu_path") or tc.get("imb_path")
+        program = tc["program_path"]
         prefixes = [b["install_prefix"] for b in builds if b["environ"] == tc["environ"]]
         assert any(program.startswith(p + "/") for p in prefixes), (program, prefixes)
         assert f"({tc['environ']}, version string)" in tc["mpi_linkage"]

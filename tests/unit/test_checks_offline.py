@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 from reframe.core.exceptions import PerformanceError, SanityError
+from reframe.utility import import_module_from_file
 
+from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
 from sentinel.site.sources import file_sha256
+from tests.conftest import ROOT
 from tests.offline import Offline, offline_runtime
 
 
@@ -172,7 +175,7 @@ def test_imb_through_the_probe_and_its_variants(offline):
     values = case.performance()
     assert {"pingpong_latency_8B", "pingpong_bw_peak", "allreduce_latency_8B",
             "barrier_latency", "pingpong_fit_bw"} <= set(values)
-    assert case.check.imb_path == "/opt/intel/mpi/bin/IMB-MPI1"
+    assert case.check.program_path == "/opt/intel/mpi/bin/IMB-MPI1"
     names = {c.check.name.split()[0] for c in offline.cases(
         [(n, {"transport": "openmpi/ob1-vader", "mapping": "core"})
          for n in ("ImbCheck", "ImbSourceCheck", "ImbSpackCheck")], environ="openmpi")}
@@ -204,3 +207,12 @@ def test_release_builds_use_the_wrappers(offline, tmp_path):
     assert 'make -j 2 CC="mpicc.openmpi" CXX="mpicc.openmpi"' in text and "TARGET=MPI1" in text
     assert f"cp IMB-MPI1 {imb.fixture('suite_build').install_prefix}/bin/" in text
     assert osu.skipped is None and "osu_latency" in osu.script()
+
+
+def test_every_check_class_and_its_declaration_name_each_other():
+    classes = {cls.__name__: cls for path in sorted((ROOT / "checks").glob("*.py"))
+               for cls in import_module_from_file(str(path))._rfm_test_registry._tests}
+    for name, cls in classes.items():
+        assert name in cls.spec.checks, name
+    declared = {name for spec in all_specs().values() for name in spec.checks}
+    assert declared == set(classes)

@@ -9,44 +9,36 @@ way Slurm, Open MPI's mpirun, MPICH's Hydra and srun print it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-_Explain = Callable[[re.Match], str]
-
-CAUSES: tuple[tuple[re.Pattern, _Explain], ...] = (
-    (re.compile(r"CANCELLED AT (\S+) DUE TO TIME LIMIT"),
-     lambda m: f"the job hit its time limit and Slurm cancelled it at {m[1]}"),
-    (re.compile(r"CANCELLED AT (\S+) DUE TO NODE FAIL"),
-     lambda m: f"a node of the job failed (Slurm cancelled it at {m[1]})"),
-    (re.compile(r"CANCELLED AT (\S+) DUE TO PREEMPTION"),
-     lambda m: f"the job was preempted at {m[1]}"),
-    (re.compile(r"CANCELLED AT (\S+)( BY \S+)? \*\*\*"),
-     lambda m: f"the job was cancelled at {m[1]}{m[2] or ''}"),
-    (re.compile(r"slurmstepd\S*: error: .*?(Exceeded job memory limit|oom-kill\w*)"),
-     lambda m: f"the job ran out of memory ({m[1]})"),
-    (re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+) "
-                r"\(([^)]+)\)"),
-     lambda m: f"rank {m[1]} on {m[2]} died of signal {m[3]} ({m[4]})"),
-    (re.compile(r"EXIT STRING: (.+?) \(signal (\d+)\)"),
-     lambda m: f"a rank died of signal {m[2]} ({m[1]})"),
+#: What a job's output shows when it ended abnormally: a pattern and how to say
+#: it (``\N`` is the pattern's group N; a group that did not match is empty).
+CAUSES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), say) for p, say in (
+    (r"CANCELLED AT (\S+) DUE TO TIME LIMIT",
+     r"the job hit its time limit and Slurm cancelled it at \1"),
+    (r"CANCELLED AT (\S+) DUE TO NODE FAIL",
+     r"a node of the job failed (Slurm cancelled it at \1)"),
+    (r"CANCELLED AT (\S+) DUE TO PREEMPTION", r"the job was preempted at \1"),
+    (r"CANCELLED AT (\S+)( BY \S+)? \*\*\*", r"the job was cancelled at \1\2"),
+    (r"slurmstepd\S*: error: .*?(Exceeded job memory limit|oom-kill\w*)",
+     r"the job ran out of memory (\1)"),
+    (r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+) \(([^)]+)\)",
+     r"rank \1 on \2 died of signal \3 (\4)"),
+    (r"EXIT STRING: (.+?) \(signal (\d+)\)", r"a rank died of signal \2 (\1)"),
     # Not "Exited with exit code N": that is the benchmark's own verdict (an
     # unsupported thread level, a bad argument), which its sanity reads.
-    (re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (?!Exited with exit code)(.+)"),
-     lambda m: f"srun: task(s) {m[2]} on {m[1]}: {m[3].strip()}"),
-    (re.compile(r"has detected an attempt to run as root"),
-     lambda m: "Open MPI refused to run as root (OMPI_ALLOW_RUN_AS_ROOT and "
-               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are not set)"),
-    (re.compile(r"(?:srun|sbatch): error: (Unable to allocate resources: .+|"
-                r"Required node not available.*|Invalid partition name specified.*)"),
-     lambda m: f"Slurm refused the job: {m[1].strip()}"),
-    (re.compile(r"(\S+): (?:error while loading shared libraries|cannot open shared "
-                r"object file)[: ]*(.*)"),
-     lambda m: f"{m[1]} cannot start: missing shared library {m[2].strip()}"),
-    (re.compile(r"(?:srun|mpirun\S*|mpiexec\S*|bash|sh): (?:line \d+: )?(\S+): "
-                r"(?:No such file or directory|command not found)"),
-     lambda m: f"{m[1]}: no such program"),
-)
-
+    (r"srun: error: (\S+): tasks? ([\d,-]+): (?!Exited with exit code)\s*(.*\S)",
+     r"srun: task(s) \2 on \1: \3"),
+    (r"has detected an attempt to run as root",
+     "Open MPI refused to run as root (OMPI_ALLOW_RUN_AS_ROOT and "
+     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are not set)"),
+    (r"(?:srun|sbatch): error: (Unable to allocate resources: .*\S|"
+     r"Required node not available.*\S|Invalid partition name specified.*\S)",
+     r"Slurm refused the job: \1"),
+    (r"(\S+): (?:error while loading shared libraries|cannot open shared "
+     r"object file)[: ]*(.*\S)?", r"\1 cannot start: missing shared library \2"),
+    (r"(?:srun|mpirun\S*|mpiexec\S*|bash|sh): (?:line \d+: )?(\S+): "
+     r"(?:No such file or directory|command not found)", r"\1: no such program"),
+))
 
 #: The suite's own benchmarks print this after their last result, just
 #: before MPI_Finalize.
@@ -63,10 +55,10 @@ def job_end_causes(text: str) -> list[str]:
     results; what hung was MPI_Finalize, and the last cause says so.
     """
     found: list[tuple[int, str]] = []
-    for pattern, explain in CAUSES:
+    for pattern, say in CAUSES:
         m = pattern.search(text)
         if m:
-            found.append((m.start(), explain(m)))
+            found.append((m.start(), m.expand(say)))
     seen: dict[str, None] = {}
     for _, cause in sorted(found):
         seen.setdefault(cause, None)

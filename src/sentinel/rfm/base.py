@@ -50,6 +50,12 @@ MPICH_FINALIZE_NOTE = ("MPICH before 4.2 with ch4:ucx is known to deadlock there
                        "(pmodels/mpich#6596; see the README's known issues)")
 
 
+def _option_value(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
 def partition_nodes(partition) -> int:
     """Nodes of a partition: 1 for the local scheduler, else ``extras['num_nodes']``."""
     if partition.scheduler.registered_name == "local":
@@ -101,8 +107,13 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     spec: CheckSpec
 
     #: The suite's benchmark whose ``SENTINEL_`` output :meth:`read_output`
-    #: parses (set by the checks that run one).
+    #: parses (set by the checks that run one of the suite's own benchmarks,
+    #: built by their ``build`` fixture).
     bench: str = ""
+
+    #: Check variables passed to :attr:`bench` as ``--<name> <value>``
+    #: (underscores as dashes, lists comma-separated).
+    bench_options: tuple[str, ...] = ()
 
     num_tasks = 2
     valid_systems = ["+mpi"]
@@ -119,6 +130,13 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     def transport_name(self) -> str:
         """The transport name without its family (a reference index key)."""
         return self.transport_info.name
+
+    @run_after("init")
+    def require_declaration(self) -> None:
+        """The check's name must be one its declaration serves (references live there)."""
+        if type(self).__name__ not in self.spec.checks:
+            raise SentinelError(f"{type(self).__name__} is not among the checks its declaration "
+                                f"serves ({', '.join(self.spec.checks)}): add it there")
 
     @run_after("init")
     def generate_valid_pairs(self) -> None:
@@ -168,6 +186,16 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                     opts += ["-x", var]
         opts += list(self.current_environ.extras.get("launcher_options", []))
         self.job.launcher.options += opts
+
+    @run_before("run")
+    def set_bench_command(self) -> None:
+        """The built benchmark with :attr:`bench_options`."""
+        if not self.bench:
+            return
+        self.executable = self.build.executable_path
+        self.executable_opts = [arg for name in self.bench_options
+                                for arg in (f"--{name.replace('_', '-')}",
+                                            _option_value(getattr(self, name)))]
 
     @run_before("run", always_last=True)
     def record_linkage(self) -> None:
@@ -286,3 +314,16 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         issues = placement_problems(self.mapping, ranks, topo)
         if issues:
             raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
+
+
+class ProtocolSwitches(rfm.RegressionTestPlugin):
+    """Where a latency curve steps (eager -> rendezvous), recorded beside the values."""
+
+    #: Sizes (bytes) where the latency curve steps, comma-separated.
+    #:
+    #: :type: :class:`str`
+    protocol_switches = variable(str, value="", loggable=True)
+
+    def record_switches(self, sizes: list[int]) -> None:
+        """Record the switch sizes the analysis found."""
+        self.protocol_switches = ",".join(map(str, sizes))

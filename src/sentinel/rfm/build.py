@@ -64,7 +64,42 @@ class SpackRecord(rfm.RegressionTestPlugin):
     install_prefix = variable(str, value="", loggable=True)
 
 
-class BenchBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
+class BuildFixture(rfm.CompileOnlyRegressionTest):
+    """What every build fixture shares: any partition, and no sources copied by ReFrame.
+
+    Copies are made by hand where needed: a Spack dev build leaves links to its
+    stages in src/bench, which a copy of the whole directory would follow.
+    """
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    sourcesdir = None
+    tags = {"build"}
+
+
+class SuiteProgram(rfm.RegressionTestPlugin):
+    """A build of a standard suite, known by one of its programs."""
+
+    #: The suite (``osu``, ``imb``).
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    suite = variable(str)
+
+    #: A program of the suite that the install must contain.
+    #:
+    #: :type: :class:`str`
+    #: :default: required
+    program = variable(str)
+
+    def installed_below(self, prefix: str, what: str):
+        """Sanity: the suite's program is installed below ``prefix`` (``what`` installed it)."""
+        found = find_program(self.program, self.suite, self.current_environ, prefix)
+        inside = found.path is not None and found.path.startswith(prefix)
+        return sn.assert_true(inside, msg=f"{what} installed no {self.program} below {prefix}")
+
+
+class BenchBuild(BuildFixture, SpackRecord):
     """Compile one of the suite's C benchmarks.
 
     In a ``+spack`` environment through Spack (``sentinel-bench bench=<bench>
@@ -78,13 +113,7 @@ class BenchBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
     #: :default: required
     bench = variable(str)
 
-    valid_systems = ["*"]
-    valid_prog_environs = ["*"]
-    # Copied by hand (see select_build): a Spack dev build leaves links to its
-    # stages in src/bench, which a copy of the whole directory would follow.
-    sourcesdir = None
     build_system = "Make"
-    tags = {"build"}
 
     @run_before("compile")
     def select_build(self) -> None:
@@ -189,26 +218,13 @@ class FetchImb(FetchRelease):
     suite = "imb"
 
 
-class ReleaseBuild(rfm.CompileOnlyRegressionTest):
-    """Build a fetched release with the environment's MPI wrappers."""
+class ReleaseBuild(BuildFixture, SuiteProgram):
+    """Build a fetched release with the environment's MPI wrappers.
 
-    #: The suite (``osu``, ``imb``).
-    #:
-    #: :type: :class:`str`
-    #: :default: required
-    suite = variable(str)
+    A prebuilt :attr:`program` for the environment makes the build unnecessary.
+    """
 
-    #: A program of the suite whose prebuilt presence makes this build unnecessary.
-    #:
-    #: :type: :class:`str`
-    #: :default: required
-    program = variable(str)
-
-    valid_systems = ["*"]
-    valid_prog_environs = ["*"]
-    sourcesdir = None
     build_locally = True
-    tags = {"build"}
 
     #: Where the build installs the suite (set at setup: ``<stagedir>/install``).
     #:
@@ -247,11 +263,7 @@ class ReleaseBuild(rfm.CompileOnlyRegressionTest):
     @sanity_function
     def installed(self):
         """The build installed the suite's program."""
-        found = find_program(self.program, self.suite, self.current_environ, self.install_prefix)
-        inside = found.path is not None and found.path.startswith(self.install_prefix)
-        return sn.assert_true(inside,
-                              msg=f"{self.suite} build installed no {self.program} "
-                                  f"below {self.install_prefix}")
+        return self.installed_below(self.install_prefix, f"{self.suite} build")
 
 
 class OsuBuild(ReleaseBuild):
@@ -270,30 +282,15 @@ class ImbBuild(ReleaseBuild):
     source = fixture(FetchImb, scope="session")
 
 
-class SpackSuiteBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
+class SpackSuiteBuild(BuildFixture, SpackRecord, SuiteProgram):
     """Install a standard suite from the environment's Spack environment.
 
     Only for ``+spack`` environments: the spec (``osu-micro-benchmarks
     ^openmpi``) is one the environment lists, installed once and reused.
     """
 
-    #: The suite: a key of :data:`sentinel.site.spack.SUITE_PACKAGES`.
-    #:
-    #: :type: :class:`str`
-    #: :default: required
-    suite = variable(str)
-
-    #: A program of the suite that the install must contain.
-    #:
-    #: :type: :class:`str`
-    #: :default: required
-    program = variable(str)
-
-    valid_systems = ["*"]
     valid_prog_environs = ["+spack"]
-    sourcesdir = None
     build_system = "Spack"
-    tags = {"build"}
 
     @run_before("compile")
     def select_build(self) -> None:
@@ -308,11 +305,7 @@ class SpackSuiteBuild(rfm.CompileOnlyRegressionTest, SpackRecord):
         if self.is_dry_run():
             return True
         self.install_prefix = _spack_prefix(self, self.spack_spec)
-        found = find_program(self.program, self.suite, self.current_environ,
-                             self.install_prefix)
-        inside = found.path is not None and found.path.startswith(self.install_prefix)
-        return sn.assert_true(inside, msg=f"{self.spack_spec} installed no {self.program} "
-                                          f"below {self.install_prefix}")
+        return self.installed_below(self.install_prefix, self.spack_spec)
 
 
 class SpackOsuBuild(SpackSuiteBuild):

@@ -6,12 +6,12 @@ checks (the Jacobi model) depend on its variants by name through
 """
 
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_before, variable
+from reframe.core.builtins import fixture, variable
 
 from sentinel.analysis import pt2pt
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm.base import TransportMappingTest
+from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.variants import variant_name
@@ -20,7 +20,7 @@ from sentinel.rfm.variants import variant_name
 PT2PT_CHECK = "Pt2ptCheck"
 
 
-class Pt2ptBase(TransportMappingTest, PartitionReferences):
+class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
     """Latency, bandwidth, fits and LogP between two ranks over one transport and mapping."""
 
     #: Largest message size in bytes (sizes: 0 and powers of two up to it).
@@ -70,32 +70,17 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences):
     modes = variable(typ.List[typ.Str[r"standard|synchronous|buffered|ready|diffbuf"]],
                      value=["standard", "synchronous", "buffered", "ready", "diffbuf"])
 
-    #: Sizes (bytes) where the standard-mode latency curve steps, comma-separated.
-    #:
-    #: :type: :class:`str`
-    protocol_switches = variable(str, value="", loggable=True)
-
     build = fixture(BenchBuild, scope="environment", variables={"bench": "pt2pt"})
     spec = pt2pt.SPEC
     bench = "pt2pt"
+    bench_options = ("max_size", "iterations", "iterations_large", "windows", "windows_large",
+                     "repetitions", "warmup", "window", "modes")
     tags = {"pt2pt", "nightly", "acceptance"}
-
-    @run_before("run")
-    def set_command(self) -> None:
-        """The built pt2pt with the sizes, counts and modes of the variables."""
-        self.executable = self.build.executable_path
-        self.executable_opts = [
-            "--max-size", str(self.max_size), "--iterations", str(self.iterations),
-            "--iterations-large", str(self.iterations_large), "--windows", str(self.windows),
-            "--windows-large", str(self.windows_large),
-            "--repetitions", str(self.repetitions), "--warmup", str(self.warmup),
-            "--window", str(self.window), "--modes", ",".join(self.modes),
-        ]
 
     def analyse(self, out: BenchOutput) -> Values:
         """Curves, fits and LogP; the latency curve's protocol switches on the side."""
         values, switches = pt2pt.analyse(out)
-        self.protocol_switches = ",".join(map(str, switches))
+        self.record_switches(switches)
         return values
 
 

@@ -13,21 +13,32 @@ file adds a suite with one family class and one line per variant.
 from __future__ import annotations
 
 import reframe as rfm
-from reframe.core.builtins import run_after
+from reframe.core.builtins import run_after, variable
 
+from sentinel.analysis.variables import Values
 from sentinel.rfm.affinity import AffinityProbe
-from sentinel.rfm.base import TransportMappingTest
+from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest
 from sentinel.rfm.references import PartitionReferences
 from sentinel.site.binaries import find_program
 
 
-class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReferences):
+class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReferences,
+                         ProtocolSwitches):
     """One program of a third-party suite over one transport and mapping.
 
-    A family sets :attr:`suite`, declares the variables ``<suite>_dir``
-    (searched first) and ``<suite>_path`` (what ran), and names its
-    :attr:`program`.
+    A family sets :attr:`suite` and names its :attr:`program`.
     """
+
+    #: Directory holding the suite's programs (or its install prefix),
+    #: searched first (``-S OsuCheck.suite_dir=/site/osu``).
+    #:
+    #: :type: :class:`str`
+    suite_dir = variable(str, value="")
+
+    #: The program that ran.
+    #:
+    #: :type: :class:`str`
+    program_path = variable(str, value="", loggable=True)
 
     #: The suite: a key of :mod:`sentinel.site.binaries` and :mod:`sentinel.site.sources`.
     suite: str
@@ -44,8 +55,18 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
         raise NotImplementedError
 
     def search_dir(self) -> str:
-        """The directory searched first: the ``<suite>_dir`` variable."""
-        return getattr(self, f"{self.suite}_dir")
+        """The directory searched first: :attr:`suite_dir`."""
+        return self.suite_dir
+
+    def suite_values(self, out) -> tuple[Values, list[int]]:
+        """The family's values from its parsed output, and the latency curve's steps."""
+        raise NotImplementedError
+
+    def analyse(self, out) -> Values:
+        """The family's values; its protocol switches recorded beside them."""
+        values, switches = self.suite_values(out)
+        self.record_switches(switches)
+        return values
 
     @run_after("setup")
     def locate_program(self) -> None:
@@ -57,12 +78,16 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
         self.skip_if(found.path is None,
                      f"{found.reason(self.program, env.name)}; "
                      f"{self.release_variant} builds it from the release tarball")
-        setattr(self, f"{self.suite}_path", found.path)
-        self.executable = found.path
+        self.program_path = self.executable = found.path
 
 
 class FromRelease(rfm.RegressionTestPlugin):
     """Variant: the suite built from its release tarball by the ``suite_build`` fixture."""
+
+    @run_after("init")
+    def tag_variant(self) -> None:
+        """Selectable with ``-t source``."""
+        self.tags = self.tags | {"source"}
 
     def search_dir(self) -> str:
         """Where the release build installed the suite."""
@@ -73,6 +98,11 @@ class FromSpack(rfm.RegressionTestPlugin):
     """Variant: the suite from the environment's Spack environment (``suite_build``)."""
 
     environ_features = "+spack"
+
+    @run_after("init")
+    def tag_variant(self) -> None:
+        """Selectable with ``-t spack``."""
+        self.tags = self.tags | {"spack"}
 
     def search_dir(self) -> str:
         """Where Spack installed the suite (a dry run installs nothing: where it would)."""
