@@ -67,6 +67,18 @@ int sb_parse_int_list(const char *option, const char *text, long min, long max,
     return 0;
 }
 
+/* "<option>: unknown value '<text>' (allowed: a b c)" into err. */
+static void unknown_value(const char *option, const char *text,
+                          const char *const allowed[], int nallowed, char *err,
+                          size_t errlen)
+{
+    int off = snprintf(err, errlen, "%s: unknown value '%s' (allowed:", option, text);
+    for (int i = 0; i < nallowed && off > 0 && (size_t)off < errlen; i++)
+        off += snprintf(err + off, errlen - (size_t)off, " %s", allowed[i]);
+    if (off > 0 && (size_t)off < errlen)
+        snprintf(err + off, errlen - (size_t)off, ")");
+}
+
 int sb_parse_name_list(const char *option, const char *text,
                        const char *const allowed[], int nallowed,
                        unsigned *mask, char *err, size_t errlen)
@@ -83,13 +95,7 @@ int sb_parse_name_list(const char *option, const char *text,
             if (strcmp(tok, allowed[i]) == 0)
                 found = i;
         if (found < 0) {
-            int off = snprintf(err, errlen, "%s: unknown value '%s' (allowed:",
-                               option, tok);
-            for (int i = 0; i < nallowed && off > 0 && (size_t)off < errlen; i++)
-                off += snprintf(err + off, errlen - (size_t)off, " %s",
-                                allowed[i]);
-            if (off > 0 && (size_t)off < errlen)
-                snprintf(err + off, errlen - (size_t)off, ")");
+            unknown_value(option, tok, allowed, nallowed, err, errlen);
             return -1;
         }
         *mask |= 1u << found;
@@ -226,17 +232,17 @@ void sb_error(MPI_Comm comm, const char *program, const char *err)
         fprintf(stderr, "%s: error: %s\n", program, err);
 }
 
-int sb_check_start(const char *program, int parse_rc, const char *err)
+int sb_check_start(const char *program, int parse_rc, const char *err, int min_ranks)
 {
     int world;
     char msg[128];
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    if (parse_rc == 0 && world >= 2)
+    if (parse_rc == 0 && world >= min_ranks)
         return 0;
     if (parse_rc != 0) {
         sb_error(MPI_COMM_WORLD, program, err);
     } else {
-        snprintf(msg, sizeof msg, "needs at least 2 MPI ranks, got %d", world);
+        snprintf(msg, sizeof msg, "needs at least %d MPI ranks, got %d", min_ranks, world);
         sb_error(MPI_COMM_WORLD, program, msg);
     }
     MPI_Finalize();
@@ -252,8 +258,36 @@ MPI_Comm sb_pair_comm(void)
     return pair;
 }
 
-const char *sb_option_value(int argc, char **argv, int *i, const char *usage, char *err,
-                            size_t errlen)
+int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *options)
+{
+    int rank, world;
+    char err[2048] = "";
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    int rc = sb_check_start(bench->program, bench->parse(argc, argv, options, err, sizeof err),
+                            err, 2);
+    if (rc != 0)
+        return rc;
+    if (rank == 0)
+        bench->config(options, world);
+    sb_report_environment(MPI_COMM_WORLD);
+    MPI_Comm pair = sb_pair_comm();
+    if (rank < 2) {
+        rc = bench->run(pair, rank, options);
+        MPI_Comm_free(&pair);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0 && rc == 0)
+        printf("SENTINEL_DONE bench=%s\n", bench->program);
+    MPI_Finalize();
+    return rc;
+}
+
+/* The value of option argv[*i], advancing *i past it; NULL (after writing
+ * the problem and usage to err) at the end of the command line. */
+static const char *option_value(int argc, char **argv, int *i, const char *usage, char *err,
+                                size_t errlen)
 {
     if (*i + 1 >= argc) {
         snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", argv[*i], usage);
@@ -261,6 +295,68 @@ const char *sb_option_value(int argc, char **argv, int *i, const char *usage, ch
     }
     *i += 1;
     return argv[*i];
+}
+
+/* SB_NAME: the whole value is one of the names (no list). */
+static int parse_name(const sb_option *opt, const char *text, char *err, size_t errlen)
+{
+    for (int i = 0; i < opt->nnames; i++)
+        if (strcmp(text, opt->names[i]) == 0) {
+            *opt->target.index = i;
+            return 0;
+        }
+    unknown_value(opt->name, text, opt->names, opt->nnames, err, errlen);
+    return -1;
+}
+
+static int parse_value(const sb_option *opt, const char *text, char *err, size_t errlen)
+{
+    switch (opt->kind) {
+    case SB_LONG:
+        return sb_parse_long(opt->name, text, opt->min, opt->max, opt->target.number, err,
+                             errlen);
+    case SB_LIST:
+        return sb_parse_int_list(opt->name, text, opt->min, opt->max, opt->target.list, err,
+                                 errlen);
+    case SB_NAMES:
+        return sb_parse_name_list(opt->name, text, opt->names, opt->nnames, opt->target.mask,
+                                  err, errlen);
+    case SB_NAME:
+        return parse_name(opt, text, err, errlen);
+    case SB_CUSTOM:
+        return opt->parse(opt, text, err, errlen);
+    case SB_HELP:
+        break;
+    }
+    return -1;
+}
+
+int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
+                     const char *usage, char *err, size_t errlen)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i];
+        const sb_option *opt = NULL;
+        for (int k = 0; k < n && opt == NULL; k++)
+            if (strcmp(name, table[k].name) == 0)
+                opt = &table[k];
+        if (opt != NULL && opt->kind == SB_HELP) {
+            snprintf(err, errlen, "%s", usage);
+            return -1;
+        }
+        /* The value is taken before the name is judged: an unknown option
+         * last on the line is reported as missing its value. */
+        const char *val = option_value(argc, argv, &i, usage, err, errlen);
+        if (val == NULL)
+            return -1;
+        if (opt == NULL) {
+            snprintf(err, errlen, "unknown option '%s'\n%s", name, usage);
+            return -1;
+        }
+        if (parse_value(opt, val, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int sb_check_size_range(long min, long max, char *err, size_t errlen)

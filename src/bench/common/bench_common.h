@@ -1,5 +1,6 @@
 /* Helpers shared by every MPI Sentinel benchmark: argument parsing with
- * clear messages, statistics, the rank affinity report and the output format.
+ * clear messages, the start-up, statistics, the rank affinity report and the
+ * output format.
  *
  * Output format: one line per result, "SENTINEL_<KIND> key=value key=value",
  * values never contain spaces; a final "SENTINEL_DONE bench=<name>" line lets
@@ -32,11 +33,58 @@ int sb_parse_name_list(const char *option, const char *text,
                        const char *const allowed[], int nallowed,
                        unsigned *mask, char *err, size_t errlen);
 
-/* The value of option argv[*i], advancing *i past it; NULL (after writing
- * "<option>: missing value (or unknown option)" and usage to err) at the end
- * of the command line. */
-const char *sb_option_value(int argc, char **argv, int *i, const char *usage, char *err,
-                            size_t errlen);
+/* How sb_parse_options reads the value of one option. */
+typedef enum {
+    SB_LONG,   /* an integer in [min, max], as sb_parse_long */
+    SB_LIST,   /* integers in [min, max], as sb_parse_int_list */
+    SB_NAMES,  /* names of names[], as sb_parse_name_list: a bit mask */
+    SB_NAME,   /* exactly one of names[]: its index */
+    SB_CUSTOM, /* parse(option, value, err, errlen) */
+    SB_HELP    /* takes no value: the usage is written to err */
+} sb_opt_kind;
+
+typedef struct sb_option sb_option;
+
+/* One option of a benchmark's command line. The SB_OPTION_* macros below
+ * fill the fields its kind uses; the union checks the target's type (but for
+ * SB_CUSTOM, whose parser knows it). */
+struct sb_option {
+    const char *name;
+    sb_opt_kind kind;
+    union {
+        long *number;
+        sb_int_list *list;
+        unsigned *mask;
+        int *index;
+        void *custom;
+    } target;
+    long min, max;
+    const char *const *names;
+    int nnames;
+    int (*parse)(const sb_option *option, const char *value, char *err, size_t errlen);
+};
+
+#define SB_OPTION_LONG(opt, var, lo, hi) \
+    {.name = (opt), .kind = SB_LONG, .target.number = (var), .min = (lo), .max = (hi)}
+#define SB_OPTION_LIST(opt, var, lo, hi) \
+    {.name = (opt), .kind = SB_LIST, .target.list = (var), .min = (lo), .max = (hi)}
+#define SB_OPTION_NAMES(opt, var, allowed, n) \
+    {.name = (opt), .kind = SB_NAMES, .target.mask = (var), .names = (allowed), .nnames = (n)}
+#define SB_OPTION_NAME(opt, var, allowed, n) \
+    {.name = (opt), .kind = SB_NAME, .target.index = (var), .names = (allowed), .nnames = (n)}
+#define SB_OPTION_CUSTOM(opt, var, fn) \
+    {.name = (opt), .kind = SB_CUSTOM, .target.custom = (var), .parse = (fn)}
+#define SB_OPTION_HELP(opt) {.name = (opt), .kind = SB_HELP}
+
+#define SB_COUNT(array) ((int)(sizeof(array) / sizeof *(array)))
+
+/* Parse "--option value" pairs of argv[1..] into the targets of table[0..n-1];
+ * options not given keep their values. Returns 0, or -1 after writing to err
+ * the problem: "<option>: missing value (or unknown option)" and usage when
+ * the command line ends before a value, "unknown option '<option>'" and
+ * usage, or the message of the value's parser. */
+int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
+                     const char *usage, char *err, size_t errlen);
 
 /* 0 when min <= max; else -1 after writing "--min-size A is larger than
  * --max-size B" to err. */
@@ -63,10 +111,29 @@ int sb_report_environment(MPI_Comm comm);
 /* Rank 0 of comm prints err (prefixed with the program name) to stderr. */
 void sb_error(MPI_Comm comm, const char *program, const char *err);
 
-/* Start-up checks every two-rank benchmark makes: the option parser's result
- * (parse_rc != 0 prints err) and a world of at least 2 ranks. Returns 0 to go
- * on, or the exit code (2) after printing the problem and finalizing MPI. */
-int sb_check_start(const char *program, int parse_rc, const char *err);
+/* Start-up checks of the benchmarks that take options: the option parser's result
+ * (parse_rc != 0 prints err) and a world of at least min_ranks ranks. Returns
+ * 0 to go on, or the exit code (2) after printing the problem and finalizing
+ * MPI. */
+int sb_check_start(const char *program, int parse_rc, const char *err, int min_ranks);
+
+/* A benchmark between world ranks 0 and 1 (higher ranks idle), for
+ * sb_pair_main. */
+typedef struct {
+    const char *program;
+    /* Fills *options, or returns -1 after writing the problem to err. */
+    int (*parse)(int argc, char **argv, void *options, char *err, size_t errlen);
+    /* Prints the SENTINEL_CONFIG line (rank 0). */
+    void (*config)(const void *options, int world);
+    /* Measures, on ranks 0 and 1 of pair; returns 0 or the exit code. */
+    int (*run)(MPI_Comm pair, int rank, const void *options);
+} sb_pair_bench;
+
+/* main() of a two-rank benchmark: MPI_Init, parse into options, the checks of
+ * sb_check_start (2 ranks), config on rank 0, sb_report_environment, run on
+ * ranks 0 and 1. Returns the largest exit code of all ranks, after rank 0
+ * printed "SENTINEL_DONE bench=<program>" if it is 0 and MPI was finalized. */
+int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *options);
 
 /* A communicator of world ranks 0 and 1 (MPI_COMM_NULL on the others). */
 MPI_Comm sb_pair_comm(void);

@@ -68,3 +68,14 @@ int sb_require_thread_level(const char *program, const char *mode, int required,
     MPI_Finalize();
     return 4;
 }
+
+int sb_start_threaded(int *argc, char ***argv, const char *program, int parse_rc,
+                      const char *err, int min_ranks, const char *mode, int required,
+                      int *provided)
+{
+    MPI_Init_thread(argc, argv, required, provided);
+    int rc = sb_check_start(program, parse_rc, err, min_ranks);
+    if (rc != 0)
+        return rc;
+    return sb_require_thread_level(program, mode, required, *provided);
+}

@@ -18,4 +18,13 @@ const char *sb_thread_level_name(int level);
 int sb_require_thread_level(const char *program, const char *mode, int required,
                             int provided);
 
+/* Start-up of a benchmark whose mode picks the thread level, its options
+ * parsed before MPI (parse_rc, err): MPI_Init_thread asking for `required`,
+ * the checks of sb_check_start (at least min_ranks ranks), then those of
+ * sb_require_thread_level for `mode` (unused when parse_rc != 0). Returns 0
+ * with *provided set, or the exit code (MPI finalized). */
+int sb_start_threaded(int *argc, char ***argv, const char *program, int parse_rc,
+                      const char *err, int min_ranks, const char *mode, int required,
+                      int *provided);
+
 #endif

@@ -18,7 +18,6 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PROGRAM "hybrid"
 
@@ -47,46 +46,47 @@ static const char usage[] =
     "  sizes: 4-byte elements per thread, doubling from --min-size (1) to --max-size\n"
     "  (4194304); --target-time (1.0) seconds per timed size; threads: OMP_NUM_THREADS\n";
 
+/* --mode: a list of one name (a name given twice counts once). */
+static int parse_mode(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    unsigned mask = 0;
+    if (sb_parse_name_list(opt->name, val, mode_names, NMODE, &mask, err, errlen) != 0)
+        return -1;
+    if (mask & (mask - 1)) {
+        snprintf(err, errlen, "--mode takes one mode, got '%s'", val);
+        return -1;
+    }
+    for (int m = 0; m < NMODE; m++)
+        if (mask & (1u << m))
+            *(int *)opt->target.custom = m;
+    return 0;
+}
+
+static int parse_target_time(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    double *target = opt->target.custom;
+    char *end = NULL;
+    *target = strtod(val, &end);
+    if (end == val || *end != '\0' || !(*target > 0.0 && *target <= 3600.0)) {
+        snprintf(err, errlen, "--target-time: '%s' is not a number of seconds in (0, 3600]",
+                 val);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
 {
     *o = (options){(1u << NBENCH) - 1, -1, 1, 4194304, 1.0};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
-        if (val == NULL)
-            return -1;
-        int rc = 0;
-        if (strcmp(opt, "--benchmarks") == 0) {
-            rc = sb_parse_name_list(opt, val, bench_names, NBENCH, &o->benches, err, errlen);
-        } else if (strcmp(opt, "--mode") == 0) {
-            unsigned mask = 0;
-            rc = sb_parse_name_list(opt, val, mode_names, NMODE, &mask, err, errlen);
-            if (rc == 0 && (mask & (mask - 1))) {
-                snprintf(err, errlen, "--mode takes one mode, got '%s'", val);
-                rc = -1;
-            }
-            for (int m = 0; rc == 0 && m < NMODE; m++)
-                if (mask & (1u << m))
-                    o->mode = m;
-        } else if (strcmp(opt, "--min-size") == 0) {
-            rc = sb_parse_long(opt, val, 1, 1L << 26, &o->min_size, err, errlen);
-        } else if (strcmp(opt, "--max-size") == 0) {
-            rc = sb_parse_long(opt, val, 1, 1L << 26, &o->max_size, err, errlen);
-        } else if (strcmp(opt, "--target-time") == 0) {
-            char *end = NULL;
-            o->target = strtod(val, &end);
-            if (end == val || *end != '\0' || !(o->target > 0.0 && o->target <= 3600.0)) {
-                snprintf(err, errlen, "--target-time: '%s' is not a number of seconds in "
-                         "(0, 3600]", val);
-                rc = -1;
-            }
-        } else {
-            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
-            return -1;
-        }
-        if (rc != 0)
-            return -1;
-    }
+    const sb_option table[] = {
+        SB_OPTION_NAMES("--benchmarks", &o->benches, bench_names, NBENCH),
+        SB_OPTION_CUSTOM("--mode", &o->mode, parse_mode),
+        SB_OPTION_LONG("--min-size", &o->min_size, 1, 1L << 26),
+        SB_OPTION_LONG("--max-size", &o->max_size, 1, 1L << 26),
+        SB_OPTION_CUSTOM("--target-time", &o->target, parse_target_time),
+    };
+    if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
+        return -1;
     if (o->mode < 0) {
         snprintf(err, errlen, "--mode is required\n%s", usage);
         return -1;
@@ -272,16 +272,13 @@ int main(int argc, char **argv)
     int required = parsed == 0 && o.mode == MODE_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                           : MPI_THREAD_FUNNELED;
     int provided;
-    MPI_Init_thread(&argc, &argv, required, &provided);
-    int rc = sb_check_start(PROGRAM, parsed, err);
+    int rc = sb_start_threaded(&argc, &argv, PROGRAM, parsed, err, 2,
+                               parsed == 0 ? mode_names[o.mode] : NULL, required, &provided);
     if (rc != 0)
         return rc;
     context c = {.threads = omp_get_max_threads()};
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-    rc = sb_require_thread_level(PROGRAM, mode_names[o.mode], required, provided);
-    if (rc != 0)
-        return rc;
     c.left = (c.rank + c.size - 1) % c.size;
     c.right = (c.rank + 1) % c.size;
     c.peer = c.rank < 2 ? 1 - c.rank : MPI_PROC_NULL;

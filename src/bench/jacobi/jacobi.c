@@ -27,7 +27,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PROGRAM "jacobi"
 
@@ -60,46 +59,19 @@ static const char usage[] =
     "  ranks (strong scaling); --iterations (20) sweeps per repetition; --repetitions (3);\n"
     "  --dims the process grid (default MPI_Dims_create); threads: OMP_NUM_THREADS\n";
 
-static int parse_mode(const char *val, int *mode, char *err, size_t errlen)
-{
-    for (int m = 0; m < NMODE; m++)
-        if (strcmp(val, mode_names[m]) == 0) {
-            *mode = m;
-            return 0;
-        }
-    snprintf(err, errlen, "--mode: unknown value '%s' (allowed: pure master funnelled multiple)",
-             val);
-    return -1;
-}
-
 static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
 {
     *o = (options){.mode = -1, .iterations = 20, .repetitions = 3};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
-        if (val == NULL)
-            return -1;
-        int rc;
-        if (strcmp(opt, "--mode") == 0)
-            rc = parse_mode(val, &o->mode, err, errlen);
-        else if (strcmp(opt, "--local") == 0)
-            rc = sb_parse_long(opt, val, 1, 4096, &o->local, err, errlen);
-        else if (strcmp(opt, "--global") == 0)
-            rc = sb_parse_long(opt, val, 1, 65536, &o->global, err, errlen);
-        else if (strcmp(opt, "--iterations") == 0)
-            rc = sb_parse_long(opt, val, 1, 1000000, &o->iterations, err, errlen);
-        else if (strcmp(opt, "--repetitions") == 0)
-            rc = sb_parse_long(opt, val, 1, 1000, &o->repetitions, err, errlen);
-        else if (strcmp(opt, "--dims") == 0)
-            rc = sb_parse_int_list(opt, val, 1, 1 << 20, &o->dims, err, errlen);
-        else {
-            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
-            return -1;
-        }
-        if (rc != 0)
-            return -1;
-    }
+    const sb_option table[] = {
+        SB_OPTION_NAME("--mode", &o->mode, mode_names, NMODE),
+        SB_OPTION_LONG("--local", &o->local, 1, 4096),
+        SB_OPTION_LONG("--global", &o->global, 1, 65536),
+        SB_OPTION_LONG("--iterations", &o->iterations, 1, 1000000),
+        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 1000),
+        SB_OPTION_LIST("--dims", &o->dims, 1, 1 << 20),
+    };
+    if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
+        return -1;
     if (o->mode < 0) {
         snprintf(err, errlen, "--mode is required\n%s", usage);
         return -1;
@@ -414,17 +386,13 @@ int main(int argc, char **argv)
     char err[2048] = "";
     int parsed = parse_options(argc, argv, &o, err, sizeof err);
     int required = parsed == 0 ? mode_level[o.mode] : MPI_THREAD_SINGLE, provided;
-    MPI_Init_thread(&argc, &argv, required, &provided);
-    grid g = {.threads = parsed == 0 && o.mode != MODE_PURE ? omp_get_max_threads() : 1};
-    if (parsed != 0) {
-        sb_error(MPI_COMM_WORLD, PROGRAM, err);
-        MPI_Finalize();
-        return 2;
-    }
-    int unsupported = sb_require_thread_level(PROGRAM, mode_names[o.mode], required, provided);
-    if (unsupported != 0)
-        return unsupported;
-    int rc = setup(&g, &o, err, sizeof err), failed = rc != 0;
+    int rc = sb_start_threaded(&argc, &argv, PROGRAM, parsed, err, 1,
+                               parsed == 0 ? mode_names[o.mode] : NULL, required, &provided);
+    if (rc != 0)
+        return rc;
+    grid g = {.threads = o.mode != MODE_PURE ? omp_get_max_threads() : 1};
+    rc = setup(&g, &o, err, sizeof err);
+    int failed = rc != 0;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed) {
         if (rc != 0)

@@ -52,11 +52,11 @@ static const char usage[] =
     "  --repetitions  repetitions, each after a barrier (default 5)\n"
     "  --warmup       untimed iterations per order before timing (default 2)\n";
 
-static int parse_options(int argc, char **argv, options *o, char *err,
-                         size_t errlen)
+static int parse_options(int argc, char **argv, void *opts, char *err, size_t errlen)
 {
     static const long lengths[] = {10, 100, 1000, 10000, 100000, 1000000};
     static const long messages[] = {1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90};
+    options *o = opts;
     o->lengths.count = (int)(sizeof lengths / sizeof *lengths);
     memcpy(o->lengths.values, lengths, sizeof lengths);
     o->messages.count = (int)(sizeof messages / sizeof *messages);
@@ -67,40 +67,17 @@ static int parse_options(int argc, char **argv, options *o, char *err,
     o->algorithms = (1u << ALG_TAG) | (1u << ALG_COMM);
     o->patterns = 1u << PAT_PINGPONG;
 
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        if (strcmp(opt, "--help") == 0) {
-            snprintf(err, errlen, "%s", usage);
-            return -1;
-        }
-        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
-        if (val == NULL)
-            return -1;
-        int rc;
-        if (strcmp(opt, "--lengths") == 0)
-            rc = sb_parse_int_list(opt, val, 1, 1L << 27, &o->lengths, err, errlen);
-        else if (strcmp(opt, "--messages") == 0)
-            rc = sb_parse_int_list(opt, val, 1, 4096, &o->messages, err, errlen);
-        else if (strcmp(opt, "--iterations") == 0)
-            rc = sb_parse_long(opt, val, 1, 1000000, &o->iterations, err, errlen);
-        else if (strcmp(opt, "--repetitions") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000, &o->repetitions, err, errlen);
-        else if (strcmp(opt, "--warmup") == 0)
-            rc = sb_parse_long(opt, val, 0, 100000, &o->warmup, err, errlen);
-        else if (strcmp(opt, "--algorithms") == 0)
-            rc = sb_parse_name_list(opt, val, alg_names, NALG, &o->algorithms,
-                                    err, errlen);
-        else if (strcmp(opt, "--patterns") == 0)
-            rc = sb_parse_name_list(opt, val, pat_names, NPAT, &o->patterns,
-                                    err, errlen);
-        else {
-            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
-            return -1;
-        }
-        if (rc != 0)
-            return -1;
-    }
-    return 0;
+    const sb_option table[] = {
+        SB_OPTION_HELP("--help"),
+        SB_OPTION_LIST("--lengths", &o->lengths, 1, 1L << 27),
+        SB_OPTION_LIST("--messages", &o->messages, 1, 4096),
+        SB_OPTION_LONG("--iterations", &o->iterations, 1, 1000000),
+        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 100000),
+        SB_OPTION_LONG("--warmup", &o->warmup, 0, 100000),
+        SB_OPTION_NAMES("--algorithms", &o->algorithms, alg_names, NALG),
+        SB_OPTION_NAMES("--patterns", &o->patterns, pat_names, NPAT),
+    };
+    return sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen);
 }
 
 static long max_of(const sb_int_list *l)
@@ -271,8 +248,9 @@ static int run_case(context *c, const options *o, int alg, int pat, long len,
     return 0;
 }
 
-static void print_config(const options *o, int world)
+static void print_config(const void *opts, int world)
 {
+    const options *o = opts;
     printf("SENTINEL_CONFIG bench=matching ranks=%d iterations=%ld "
            "repetitions=%ld warmup=%ld lengths=",
            world, o->iterations, o->repetitions, o->warmup);
@@ -307,57 +285,45 @@ static int run_all(context *c, const options *o)
     return rc;
 }
 
+/* Ranks 0 and 1: buffers and communicators for the largest case, then every case. */
+static int run(MPI_Comm pair, int rank, const void *opts)
+{
+    const options *o = opts;
+    context c = {.pair = pair, .rank = rank, .mismatches = 0};
+    int rc;
+    long nmax = max_of(&o->messages), lmax = max_of(&o->lengths);
+    size_t bytes = (size_t)nmax * (size_t)lmax * sizeof(double);
+    c.sbuf = malloc(bytes);
+    c.rbuf = malloc(bytes);
+    c.reqs = malloc((size_t)nmax * sizeof(MPI_Request));
+    c.stats = malloc((size_t)nmax * sizeof(MPI_Status));
+    c.comms = malloc((size_t)nmax * sizeof(MPI_Comm));
+    int ok = c.sbuf && c.rbuf && c.reqs && c.stats && c.comms;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c.pair);
+    if (!ok) {
+        char err[128];
+        snprintf(err, sizeof err, "cannot allocate 2 x %.1f MiB of buffers",
+                 (double)bytes / 1048576.0);
+        sb_error(c.pair, PROGRAM, err);
+        rc = 3;
+    } else {
+        for (long i = 0; i < nmax; i++)
+            MPI_Comm_dup(c.pair, &c.comms[i]);
+        rc = run_all(&c, o) == 0 ? 0 : 3;
+        for (long i = 0; i < nmax; i++)
+            MPI_Comm_free(&c.comms[i]);
+    }
+    free(c.sbuf);
+    free(c.rbuf);
+    free(c.reqs);
+    free(c.stats);
+    free(c.comms);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-
+    static const sb_pair_bench bench = {PROGRAM, parse_options, print_config, run};
     options o;
-    char err[2048] = "";
-    int start = sb_check_start(PROGRAM, parse_options(argc, argv, &o, err, sizeof err), err);
-    if (start != 0)
-        return start;
-    if (rank == 0)
-        print_config(&o, world);
-    sb_report_environment(MPI_COMM_WORLD);
-
-    int rc = 0;
-    context c = {.rank = rank, .mismatches = 0};
-    c.pair = sb_pair_comm();
-    if (rank < 2) {
-        long nmax = max_of(&o.messages), lmax = max_of(&o.lengths);
-        size_t bytes = (size_t)nmax * (size_t)lmax * sizeof(double);
-        c.sbuf = malloc(bytes);
-        c.rbuf = malloc(bytes);
-        c.reqs = malloc((size_t)nmax * sizeof(MPI_Request));
-        c.stats = malloc((size_t)nmax * sizeof(MPI_Status));
-        c.comms = malloc((size_t)nmax * sizeof(MPI_Comm));
-        int ok = c.sbuf && c.rbuf && c.reqs && c.stats && c.comms;
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c.pair);
-        if (!ok) {
-            snprintf(err, sizeof err, "cannot allocate 2 x %.1f MiB of buffers",
-                     (double)bytes / 1048576.0);
-            sb_error(c.pair, PROGRAM, err);
-            rc = 3;
-        } else {
-            for (long i = 0; i < nmax; i++)
-                MPI_Comm_dup(c.pair, &c.comms[i]);
-            rc = run_all(&c, &o) == 0 ? 0 : 3;
-            for (long i = 0; i < nmax; i++)
-                MPI_Comm_free(&c.comms[i]);
-        }
-        free(c.sbuf);
-        free(c.rbuf);
-        free(c.reqs);
-        free(c.stats);
-        free(c.comms);
-        MPI_Comm_free(&c.pair);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0 && rc == 0)
-        printf("SENTINEL_DONE bench=matching\n");
-    MPI_Finalize();
-    return rc;
+    return sb_pair_main(argc, argv, &bench, &o);
 }

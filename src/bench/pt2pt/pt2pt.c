@@ -60,48 +60,36 @@ static const char usage[] =
     "  per value; --warmup (100) untimed operations per size before the samples,\n"
     "  scaled by the sample's count over --iterations (10 before 20 windows)\n";
 
-static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
+static int parse_options(int argc, char **argv, void *opts, char *err, size_t errlen)
 {
+    options *o = opts;
     *o = (options){0, 4194304, 1000, 100, 100, 20, 10, 100, 64,
                    (1u << NMETRIC) - 1, (1u << NMODE) - 1};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = sb_option_value(argc, argv, &i, usage, err, errlen);
-        if (val == NULL)
-            return -1;
-        int rc;
-        if (strcmp(opt, "--metrics") == 0)
-            rc = sb_parse_name_list(opt, val, metric_names, NMETRIC, &o->metrics, err, errlen);
-        else if (strcmp(opt, "--modes") == 0)
-            rc = sb_parse_name_list(opt, val, mode_names, NMODE, &o->modes, err, errlen);
-        else if (strcmp(opt, "--min-size") == 0)
-            rc = sb_parse_long(opt, val, 0, 1L << 30, &o->min_size, err, errlen);
-        else if (strcmp(opt, "--max-size") == 0)
-            rc = sb_parse_long(opt, val, 1, 1L << 30, &o->max_size, err, errlen);
-        else if (strcmp(opt, "--iterations") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations, err, errlen);
-        else if (strcmp(opt, "--iterations-large") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000000, &o->iterations_large, err, errlen);
-        else if (strcmp(opt, "--windows") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000000, &o->windows, err, errlen);
-        else if (strcmp(opt, "--windows-large") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000000, &o->windows_large, err, errlen);
-        else if (strcmp(opt, "--repetitions") == 0)
-            rc = sb_parse_long(opt, val, 1, 100000, &o->repetitions, err, errlen);
-        else if (strcmp(opt, "--warmup") == 0)
-            rc = sb_parse_long(opt, val, 0, 100000000, &o->warmup, err, errlen);
-        else if (strcmp(opt, "--window") == 0)
-            rc = sb_parse_long(opt, val, 1, 4096, &o->window, err, errlen);
-        else {
-            snprintf(err, errlen, "unknown option '%s'\n%s", opt, usage);
-            return -1;
-        }
-        if (rc != 0)
-            return -1;
-    }
-    if (sb_check_size_range(o->min_size, o->max_size, err, errlen) != 0)
+    const sb_option table[] = {
+        SB_OPTION_NAMES("--metrics", &o->metrics, metric_names, NMETRIC),
+        SB_OPTION_NAMES("--modes", &o->modes, mode_names, NMODE),
+        SB_OPTION_LONG("--min-size", &o->min_size, 0, 1L << 30),
+        SB_OPTION_LONG("--max-size", &o->max_size, 1, 1L << 30),
+        SB_OPTION_LONG("--iterations", &o->iterations, 1, 100000000),
+        SB_OPTION_LONG("--iterations-large", &o->iterations_large, 1, 100000000),
+        SB_OPTION_LONG("--windows", &o->windows, 1, 100000000),
+        SB_OPTION_LONG("--windows-large", &o->windows_large, 1, 100000000),
+        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 100000),
+        SB_OPTION_LONG("--warmup", &o->warmup, 0, 100000000),
+        SB_OPTION_LONG("--window", &o->window, 1, 4096),
+    };
+    if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
-    return 0;
+    return sb_check_size_range(o->min_size, o->max_size, err, errlen);
+}
+
+static void print_config(const void *opts, int world)
+{
+    const options *o = opts;
+    printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
+           "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
+           "window=%ld\n", world, o->min_size, o->max_size, o->iterations, o->iterations_large,
+           o->windows, o->windows_large, o->repetitions, o->warmup, o->window);
 }
 
 /* Operations (windows for bw and bibw) per sample of `size` bytes. */
@@ -381,48 +369,34 @@ static void teardown(context *c)
     free(c->bsend);
 }
 
+/* Ranks 0 and 1: every size. */
+static int run(MPI_Comm pair, int rank, const void *opts)
+{
+    const options *o = opts;
+    context c = {.comm = pair, .rank = rank, .peer = 1 - rank};
+    int rc = 0;
+    double *samples = malloc((size_t)o->repetitions * sizeof(double));
+    if (samples == NULL || setup(&c, o) != 0) {
+        char err[128];
+        snprintf(err, sizeof err, "cannot allocate %d buffers of %ld bytes", NBUF,
+                 o->max_size);
+        sb_error(c.comm, PROGRAM, err);
+        rc = 3;
+    } else {
+        if (o->min_size == 0)
+            run_size(&c, o, 0, samples);
+        for (long size = 1; size <= o->max_size; size *= 2)
+            if (size >= o->min_size)
+                run_size(&c, o, size, samples);
+    }
+    teardown(&c);
+    free(samples);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, world;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    static const sb_pair_bench bench = {PROGRAM, parse_options, print_config, run};
     options o;
-    char err[2048] = "";
-    int start = sb_check_start(PROGRAM, parse_options(argc, argv, &o, err, sizeof err), err);
-    if (start != 0)
-        return start;
-    if (rank == 0)
-        printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
-               "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
-               "window=%ld\n", world, o.min_size, o.max_size, o.iterations, o.iterations_large,
-               o.windows, o.windows_large, o.repetitions, o.warmup, o.window);
-    sb_report_environment(MPI_COMM_WORLD);
-
-    int rc = 0;
-    context c = {.rank = rank, .peer = 1 - rank};
-    c.comm = sb_pair_comm();
-    if (rank < 2) {
-        double *samples = malloc((size_t)o.repetitions * sizeof(double));
-        if (samples == NULL || setup(&c, &o) != 0) {
-            snprintf(err, sizeof err, "cannot allocate %d buffers of %ld bytes", NBUF,
-                     o.max_size);
-            sb_error(c.comm, PROGRAM, err);
-            rc = 3;
-        } else {
-            if (o.min_size == 0)
-                run_size(&c, &o, 0, samples);
-            for (long size = 1; size <= o.max_size; size *= 2)
-                if (size >= o.min_size)
-                    run_size(&c, &o, size, samples);
-        }
-        teardown(&c);
-        free(samples);
-        MPI_Comm_free(&c.comm);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0 && rc == 0)
-        printf("SENTINEL_DONE bench=pt2pt\n");
-    MPI_Finalize();
-    return rc;
+    return sb_pair_main(argc, argv, &bench, &o);
 }
