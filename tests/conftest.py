@@ -9,7 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+#: OSU and IMB outputs captured by this project's own runs (README.md there).
+FIXTURES = DATA / "standard"
 
 
 def load_settings(path: Path = ROOT / "config" / "settings.py") -> dict:

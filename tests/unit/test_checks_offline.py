@@ -182,6 +182,17 @@ def test_imb_through_the_probe_and_its_variants(offline):
     assert names == {"ImbCheck", "ImbSourceCheck"}  # no +spack environment here
 
 
+def test_osu_latency_through_the_probe(offline):
+    case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
+               variables={"suite_dir": "/opt/osu"}, **OB1)
+    assert case.skipped is None, case.skipped
+    case.give_outputs("osu-latency-openmpi-ob1-vader-core")
+    case.sanity()
+    values = case.performance()
+    assert values["latency_8B"][4] == "us" and {"fit_lambda", "latency_4194304B"} <= set(values)
+    assert "4096" in case.check.protocol_switches.split(",")
+
+
 def test_osu_without_binaries_is_skipped_naming_where_it_looked(offline):
     case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
                **OB1)
