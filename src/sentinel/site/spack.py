@@ -39,10 +39,6 @@ class SpackSetup:
         """The spec of a standard suite (``osu``, ``imb``)."""
         return f"{SUITE_PACKAGES[suite]} ^{self.mpi}"
 
-    def install_command(self, spec: str) -> str:
-        """The shell command that installs ``spec`` (reusing what is installed)."""
-        return f"spack -e {shlex.quote(self.env)} install {shlex.quote(spec)}"
-
 
 def uses_spack(environ) -> bool:
     """Whether the programming environment builds through Spack (``+spack``)."""
