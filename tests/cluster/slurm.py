@@ -69,7 +69,8 @@ JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
-ReturnToService=2
+# 1, as at a site: a node an admin set DOWN stays down until resumed
+ReturnToService=1
 SchedulerType=sched/backfill
 StateSaveLocation={root}/state
 SlurmdSpoolDir={root}/spool/%n

@@ -146,7 +146,7 @@ def test_a_down_node_is_named(cluster, tmp_path):
                    check=True, env=env, timeout=30)
     try:
         run = _run(cluster, tmp_path, "two", "MatchingCheck.*transport=ob1-tcp.*mapping=node")
-    finally:  # Slurm may have returned it already (ReturnToService=2): no check
+    finally:  # ReturnToService=1: a node an admin set down stays down until resumed
         subprocess.run([scontrol, "update", "nodename=n2", "state=resume"], env=env,
                        capture_output=True, timeout=30)
         slurm.wait("node n2 back (sinfo: idle)", lambda: slurm.nodes_idle(env))
