@@ -12,6 +12,7 @@ probes of this host run.
 import importlib.util
 import os
 import re
+import shlex
 import socket
 import sys
 from pathlib import Path
@@ -37,6 +38,31 @@ def _requested_system(argv: list[str]) -> str | None:
     return name.split(":", 1)[0] if name else None
 
 
+def _prgenv_patterns(argv: list[str]) -> list[str]:
+    """The ``-p``/``--prgenv`` patterns given on the command line, in order."""
+    found = []
+    for i, arg in enumerate(argv):
+        if arg in ("-p", "--prgenv") and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith("--prgenv="):
+            found.append(arg.split("=", 1)[1])
+        elif arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
+            found.append(arg[2:])
+    return found
+
+
+def _with_prgenvs(modes: list[dict], patterns: list[str]) -> list[dict]:
+    """Each mode with the command line's ``-p`` patterns among its options.
+
+    ReFrame (4.10) appends the command line's ``-p`` to the mode's, and a mode
+    without ``-p`` contributes the default ``.*``, which matches every
+    environment: ``--mode quick -p openmpi`` ran every MPI. Given in the mode
+    too, the patterns are all the selection has.
+    """
+    extra = [arg for p in patterns for arg in ("-p", shlex.quote(p))]
+    return [{**mode, "options": [*mode["options"], *extra]} for mode in modes]
+
+
 def _in_use(module, requested: str | None) -> bool:
     if requested:
         return module.system["name"] == requested
@@ -44,6 +70,20 @@ def _in_use(module, requested: str | None) -> bool:
     return any(re.match(pattern, host) for pattern in module.system["hostnames"])
 
 
+def _check_set_options(argv: list[str]) -> None:
+    """Stop with the reason when a ``-S`` value cannot be given to its test."""
+    if Path(argv[0]).name != "reframe":
+        return
+    from reframe.core.exceptions import ConfigError
+
+    from sentinel.rfm.setvars import set_option_problems
+
+    problems = set_option_problems(argv[1:], [_HERE.parent / "checks"])
+    if problems:
+        raise ConfigError("bad -S value(s):\n  " + "\n  ".join(problems))
+
+
+_check_set_options(sys.argv)
 _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
 _systems = [_load(p) for p in _site_files]
@@ -61,6 +101,6 @@ site_configuration = {
     "environments": [env for m in _systems for env in m.environments],
     "general": _common.general,
     "logging": _common.logging,
-    "modes": _common.modes,
+    "modes": _with_prgenvs(_common.modes, _prgenv_patterns(sys.argv)),
     "storage": _common.storage,
 }
