@@ -72,8 +72,6 @@ def _in_use(module, requested: str | None) -> bool:
 
 def _check_set_options(argv: list[str]) -> None:
     """Stop with the reason when a ``-S`` value cannot be given to its test."""
-    if Path(argv[0]).name != "reframe":
-        return
     from reframe.core.exceptions import ConfigError
 
     from sentinel.rfm.setvars import set_option_problems
@@ -83,7 +81,26 @@ def _check_set_options(argv: list[str]) -> None:
         raise ConfigError("bad -S value(s):\n  " + "\n  ".join(problems))
 
 
-_check_set_options(sys.argv)
+def _check_references(configuration: dict, system: str) -> None:
+    """Stop before any test runs when the system's reference file is broken."""
+    from reframe.core.exceptions import ConfigError
+
+    from sentinel.paths import references_dir
+    from sentinel.results.references import systems_from_config, validate_file
+
+    path = references_dir() / f"{system}.yaml"
+    if not path.exists():
+        return  # each test says "no reference" (and fails in acceptance)
+    problems = validate_file(path, systems_from_config(configuration))
+    if problems:
+        raise ConfigError(f"{path}: {len(problems)} problem(s); no test runs on a broken "
+                          "reference file (sentinel calibrate writes a valid one):\n  "
+                          + "\n  ".join(problems))
+
+
+_RUN_BY_REFRAME = Path(sys.argv[0]).name == "reframe"
+if _RUN_BY_REFRAME:
+    _check_set_options(sys.argv)
 _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
 _systems = [_load(p) for p in _site_files]
@@ -104,3 +121,7 @@ site_configuration = {
     "modes": _with_prgenvs(_common.modes, _prgenv_patterns(sys.argv)),
     "storage": _common.storage,
 }
+
+if _RUN_BY_REFRAME:
+    _in_use_now = [m.system["name"] for m in _systems if _in_use(m, _requested)]
+    _check_references(site_configuration, _in_use_now[0] if _in_use_now else "local")

@@ -27,3 +27,42 @@ def test_a_bad_setvar_value_is_one_clear_error(tmp_path):
     assert ("-S Pt2ptCheck.max_size=abc: 'abc' is not a valid value of Pt2ptCheck.max_size "
             "(int; the test is in pt2pt.py)") in run.output
     assert "-S MatchingCheck.lengths=10,x: '10,x' is not a valid value" in run.output
+
+
+BROKEN_REFERENCES = """\
+MatchingCheck:
+  $index: [$partition, $environ, transport_name, mapping]
+  local:cpu:
+    openmpi:
+      ob1-vader:
+        core:
+          match_time_umq_tga: [0.5, -1.0, 1.0, us]
+          match_time_umq_tag: [0.5, -0.2, -0.2, ms]
+"""
+
+
+def _run_on_references(tmp_path, text: str):
+    refdir = tmp_path / "refs"
+    refdir.mkdir()
+    (refdir / "local.yaml").write_text(text)
+    return reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core",
+                    "-p", "openmpi", "-r"], tmp_path, env={"SENTINEL_REFERENCES": str(refdir)},
+                   checks=("matching.py",)), refdir / "local.yaml"
+
+
+def test_a_broken_reference_file_stops_the_run_before_any_benchmark(tmp_path):
+    run, path = _run_on_references(tmp_path, BROKEN_REFERENCES)
+    assert run.returncode == 1
+    assert "Traceback" not in run.output
+    assert f"{path}:7: MatchingCheck has no performance variable 'match_time_umq_tga'" \
+        in run.output
+    assert f"{path}:8: match_time_umq_tag: bounds must satisfy" in run.output
+    assert f"{path}:8: match_time_umq_tag: unit must be 'us', got 'ms'" in run.output
+    assert not (tmp_path / "var" / "stage").exists()  # nothing was built or run
+
+
+def test_a_yaml_syntax_error_is_one_line_with_its_place(tmp_path):
+    run, path = _run_on_references(tmp_path, BROKEN_REFERENCES.replace("core:", "core: [", 1))
+    assert run.returncode == 1
+    assert "Traceback" not in run.output
+    assert re.search(rf"{re.escape(str(path))}:\d+: not valid YAML: ", run.output), run.output

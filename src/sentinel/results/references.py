@@ -163,7 +163,12 @@ def validate_file(path: Path, systems: Mapping[str, SystemInfo]) -> list[str]:
                 f"(configured: {', '.join(sorted(systems))})"]
     try:
         root = yaml.compose(path.read_text())
-    except yaml.YAMLError as err:
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        what = " ".join(filter(None, (err.context, err.problem)))
+        return [f"{where}: not valid YAML: {what}"]
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
         return [f"{path}: not valid YAML: {err}"]
     if root is None:
         return [f"{path}: empty file"]
