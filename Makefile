@@ -42,9 +42,19 @@ $(IMPI_VENV)/.installed:
 	touch $@
 
 # The report is written whatever the run's verdict: a failed run needs it most.
+# ReFrame exits 0 and writes no run report when the selection matches no test
+# case (Ran 0/0): here that is an error, with the reason.
+OUTPUT_DIR := $(or $(SENTINEL_OUTPUT),.)
 run: setup
+	@mkdir -p $(OUTPUT_DIR)/reports && touch $(OUTPUT_DIR)/reports/.run-start
 	$(VENV)/bin/reframe -C config/settings.py -c checks --mode $(MODE) -r; \
-	  status=$$?; scripts/where-results.sh; \
+	  status=$$?; \
+	  if [ -z "$$(find $(OUTPUT_DIR)/reports -maxdepth 1 -name 'run-report-*.json' \
+	             -newer $(OUTPUT_DIR)/reports/.run-start)" ]; then \
+	    echo "make run: error: the selection matched no test case, nothing was measured" \
+	         "(reframe wrote no run report; see the 'not tested here' lines above)" >&2; \
+	    exit 1; fi; \
+	  scripts/where-results.sh; \
 	  $(VENV)/bin/sentinel report || status=1; exit $$status
 
 test: setup

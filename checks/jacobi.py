@@ -205,5 +205,9 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         if self.scaling == "strong":
             return jacobi.efficiency(result, single)
         pt2pt = self.getdep(pt2pt_check_name(self.transport, self.mapping))
+        lost = {n: pt2pt.unresolved[n] for n in ("fit_bw", "fit_lambda") if n in pt2pt.unresolved}
+        if lost:
+            raise SentinelError(f"the model needs {pt2pt.name}'s fit, unresolved there: "
+                                + "; ".join(f"{n}: {why}" for n, why in lost.items()))
         bandwidth, latency = pt2pt.values["fit_bw"][0], pt2pt.values["fit_lambda"][0]
         return jacobi.model_values(result, single.sweep_s, bandwidth, latency)

@@ -98,6 +98,9 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
             raise SentinelError(f"MatchingCheck.checkpoint={self.checkpoint} is not one of "
                                 f"messages={self.messages}")
 
+    def expected_variables(self) -> list[str]:
+        return matching.expected(self.lengths, self.algorithms, self.patterns)
+
     def analyse(self, out: BenchOutput) -> Values:
         result = matching.analyse(out, self.checkpoint, self.lengths[0] * 8)
         self.queue_model = result.queue_model

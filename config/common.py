@@ -7,6 +7,8 @@ the results database in ``var/``.
 
 import os
 import shlex
+import sqlite3
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +50,36 @@ general = [{
 
 #: The last 7 nights (sessions run with --mode nightly), aggregated by median.
 NIGHTLY_COMPARE = 'now-7d:now?mode=="nightly"/median:/+result'
+RESULTS_DB = Path(os.environ.get("SENTINEL_RESULTS_DB", str(VAR / "results.db")))
+
+
+def _has_nightly_history(db: Path) -> bool:
+    """Whether the results database holds a session run with ``--mode nightly``."""
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            row = conn.execute("SELECT 1 FROM sessions WHERE json_blob LIKE ? LIMIT 1",
+                               ('%"mode": "nightly"%',)).fetchone()
+    except sqlite3.Error:
+        return True  # ReFrame itself says what is wrong with the database
+    return row is not None
+
+
+def _nightly_report() -> list[str]:
+    """The end-of-run table against past nights; none on the first night.
+
+    On an empty history the comparison would be a row of ``<no data>`` per
+    variable (704 rows here); the first night says there is no history instead.
+    """
+    if _has_nightly_history(RESULTS_DB):
+        # ReFrame shlex-splits mode options: the filter keeps its quotes.
+        return [shlex.quote(f"--performance-report={NIGHTLY_COMPARE}")]
+    if any(a in ("nightly", "--mode=nightly") for a in sys.argv):
+        print(f"mpi-sentinel: no nightly history yet in {RESULTS_DB}: tonight's values are "
+              "stored; from the next night on, the end-of-run table compares with the "
+              "median of the last 7 nights", file=sys.stderr)
+    return []
 
 modes = [
     # Smoke run on a small machine (make run, CI): the suite's own benchmarks
@@ -62,8 +94,7 @@ modes = [
         "--tag", "nightly",
         "--max-retries=1",
         "--session-extras=mode=nightly",
-        # ReFrame shlex-splits mode options: keep the filter's quotes.
-        shlex.quote(f"--performance-report={NIGHTLY_COMPARE}"),
+        *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
         "-S", "time_limit=10m",
     ]},
@@ -76,7 +107,7 @@ modes = [
 storage = [{
     "enable": True,
     # A site keeps the history on a shared path: SENTINEL_RESULTS_DB=/path/results.db
-    "sqlite_db_file": os.environ.get("SENTINEL_RESULTS_DB", str(VAR / "results.db")),
+    "sqlite_db_file": str(RESULTS_DB),
 }]
 
 logging = [{
@@ -96,7 +127,7 @@ logging = [{
             "%(check_job_completion_time)s|%(check_display_name)s|"
             "%(check_environ)s|%(check_perf_var)s=%(check_perf_value)s %(check_perf_unit)s|"
             "ref=%(check_perf_ref)s (l=%(check_perf_lower_thres)s, "
-            "u=%(check_perf_upper_thres)s)|%(check_result)s"
+            "u=%(check_perf_upper_thres)s)|%(check_result)s|%(check_reference_status)s"
         ),
         "append": True,
     }],

@@ -80,7 +80,8 @@ def _environment(stack: detect.MpiStack) -> dict:
             value = f"{value}:${{LD_LIBRARY_PATH:-}}"
         env_vars.append([name, value])
     extras = {"mpi_family": stack.family, "mpi_version": stack.version,
-              "detection_notes": "; ".join(stack.notes)}
+              "detection_notes": "; ".join(stack.notes),
+              "dropped_transports": "; ".join(stack.dropped)}
     osu = os.environ.get(f"SENTINEL_OSU_{stack.family.upper()}")
     if osu:  # an OSU install prefix or build tree built with this MPI
         extras["benchmark_dirs"] = {"osu": osu}
@@ -102,6 +103,9 @@ def _environment(stack: detect.MpiStack) -> dict:
 
 
 environments = [_environment(s) for s in _stacks]
+for _stack in _stacks:  # a transport left out is said, never silently untested
+    for _why in _stack.dropped:
+        print(f"mpi-sentinel: {_stack.family}: not tested here: {_why}", file=sys.stderr)
 if not _stacks:
     print("mpi-sentinel: no MPI found on this host (looked for mpicc.openmpi, "
           f"mpicc.mpich, {_intel_root}/bin/mpiexec.hydra); "

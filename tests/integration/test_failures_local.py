@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 
+from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, need_stack, reframe
 
 
@@ -66,3 +69,23 @@ def test_a_yaml_syntax_error_is_one_line_with_its_place(tmp_path):
     assert run.returncode == 1
     assert "Traceback" not in run.output
     assert re.search(rf"{re.escape(str(path))}:\d+: not valid YAML: ", run.output), run.output
+
+
+def test_detection_names_the_transports_an_exported_variable_hides(tmp_path):
+    need_stack("openmpi")
+    run = reframe(["-l"], tmp_path, env={"FI_PROVIDER": "sentinel-none"}, checks=("pt2pt.py",))
+    assert run.returncode == 0, run.output
+    assert re.search(r"mpi-sentinel: openmpi: not tested here: ofi-\S+(, ofi-\S+)*: libfabric "
+                     r"lists none of these providers with FI_PROVIDER=sentinel-none exported "
+                     r"in this shell \(unset it to detect them\)", run.output), run.output
+    assert "%transport=ofi-tcp" not in run.output  # what the line says is what happened
+
+
+def test_a_selection_that_matches_nothing_is_an_error(tmp_path):
+    # ReFrame itself says "Ran 0/0 test case(s)", exits 0 and writes no run report.
+    proc = subprocess.run(["make", "-s", "-o", "setup", "run", "MODE=quick -n NoSuchCheck"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "SENTINEL_OUTPUT": str(tmp_path)})
+    assert proc.returncode != 0
+    assert ("make run: error: the selection matched no test case, nothing was measured"
+            in proc.stderr), proc.stderr[-2000:]

@@ -60,7 +60,11 @@ def _row(table: str, variable: str) -> list[str]:
 
 def test_nightly_sessions_are_stored_and_compared_with_the_earlier_nights(tmp_path):
     need_stack("openmpi")
-    earlier = [_value(_session(tmp_path, "nightly")) for _ in range(2)]
+    first = _session(tmp_path, "nightly")
+    # An empty history: said in one line, not a table of "<no data>" rows.
+    assert "mpi-sentinel: no nightly history yet in " in first.output
+    assert "<no data>" not in first.output
+    earlier = [_value(first), _value(_session(tmp_path, "nightly"))]
     _session(tmp_path, "quick")  # not a nightly session: left out of the comparison
     split = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%z")
     last = _session(tmp_path, "nightly")

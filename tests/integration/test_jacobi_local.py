@@ -5,6 +5,7 @@ ping-pong of the same environment, transport and mapping."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -78,3 +79,6 @@ def test_jacobi_reaches_the_perflog(quick_matrix):
     assert logs, "no JacobiCheck perflog"
     text = logs[0].read_text()
     assert "model_ratio_N2=" in text and "t_halo_N2=" in text
+    # where the reference came from, or why there is none (the README's promise)
+    assert re.search(r"\|(pass|fail)\|no reference: \S+local.yaml does not exist$", text,
+                     re.MULTILINE), text[-500:]

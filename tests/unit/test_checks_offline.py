@@ -8,6 +8,7 @@ how each was produced). Nothing here needs an MPI, a compiler or a scheduler.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,14 @@ def references(tmp_path, monkeypatch):
     return write
 
 
+#: The parameters the outputs in tests/data/checks were captured with (the
+#: quick mode's, config/common.py) where they change what a check expects.
+CAPTURED = {"max_size": 1048576}
+
+
 def one(offline, check: str, env: str, partition: str = "cpu", variables=None, **params):
-    cases = offline.cases([(check, params)], variables=variables, environ=env,
-                          partition=partition)
+    cases = offline.cases([(check, params)], variables={**CAPTURED, **(variables or {})},
+                          environ=env, partition=partition)
     assert len(cases) == 1, [c.check.name for c in cases]
     return cases[0]
 
@@ -96,6 +102,60 @@ def test_missing_reference_fails_in_acceptance(offline, references):
             **OB1)
 
 
+def _without(*patterns: str):
+    """An edit of a captured stdout that drops the result lines matching a pattern."""
+    def edit(text: str) -> str:
+        return "".join(line for line in text.splitlines(True)
+                       if not any(re.search(p, line) for p in patterns))
+    return edit
+
+
+def test_a_complete_output_lacking_sizes_fails_naming_them(offline):
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    # Ends with SENTINEL_DONE, but the bandwidth of two sizes is not there.
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core",
+                      edit=_without(r"metric=bw .*bytes=(4096|8192) "))
+    with pytest.raises(SanityError, match=r"2 variable\(s\) its parameters or references "
+                                          r"call for are missing from the results: "
+                                          r"bw_4096B, bw_8192B \(output: .*rfm_job.out\)"):
+        case.sanity()
+
+
+def test_a_referenced_variable_missing_fails(offline, references):
+    references("Pt2ptCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n"
+               "  offline:cpu:\n    openmpi:\n      ob1-vader:\n        core:\n"
+               "          latency_8388608B: [1.0, -0.5, 0.5, us]\n")
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    assert case.check.referenced_variables == ["latency_8388608B"]
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    with pytest.raises(SanityError, match=r"missing from the results: latency_8388608B"):
+        case.sanity()
+
+
+def test_a_value_that_cannot_be_physical_is_unresolved(offline, references):
+    # o_s(1) edited to 3 us: the classic LogP L = L + g(1) - o_s(1) - o_r(1) < 0.
+    def big_overhead(text: str) -> str:
+        return re.sub(r"(metric=logp_os mode=standard bytes=1 .*?median_us=)\S+", r"\g<1>3.0",
+                      text)
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core", edit=big_overhead)
+    case.sanity()
+    values = case.performance()
+    assert "logp_L_classic" not in values and "logp_L" in values
+    assert re.fullmatch(r"-\S+ us is not positive, so it is not a measurement "
+                        r"\(parameterised and classic LogP parameters\)",
+                        case.check.unresolved["logp_L_classic"])
+    # Referenced, it cannot pass: the reference asks for a measurement.
+    references("Pt2ptCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n"
+               "  offline:cpu:\n    openmpi:\n      ob1-vader:\n        core:\n"
+               "          logp_L_classic: [0.5, -0.5, 0.5, us]\n")
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core", edit=big_overhead)
+    with pytest.raises(SanityError, match=r"referenced variable\(s\) unresolved: "
+                                          r"logp_L_classic \(-\S+ us is not positive"):
+        case.sanity()
+
+
 def test_another_transport_in_the_log_fails_naming_it(offline):
     case = one(offline, "Pt2ptCheck", "openmpi", transport="openmpi/ucx-sm", mapping="core")
     case.give_outputs("pt2pt-openmpi-ob1-vader-core")
@@ -120,8 +180,17 @@ def test_matching_values_and_queue_model(offline):
     case.sanity()
     assert case.check.queue_model in ("shared", "per-communicator", "inconclusive")
     values = case.performance()
-    assert {"match_time_tag", "match_r2_tag", "match_time_umq_comm", "iot_tag"} <= set(values)
-    assert values["match_time_tag"][4] == "us"
+    assert {"match_r2_tag", "iot_tag", "diff_tag"} <= set(values)
+    assert values["iot_tag"][4] == "us"
+    resolved = [n for n in values if n.startswith("match_time")]
+    assert all(values[n][0] > 0 for n in resolved)
+    assert values["diff_tag"][0] < 0  # a difference of two times may be negative
+    # M fitted over 5 batch sizes on a busy 2-core machine came out negative:
+    # not a time, so not a value.
+    assert "match_time_tag" not in values
+    assert case.check.unresolved["match_time_tag"].endswith(
+        "us is not positive, so it is not a measurement (M: time of one unsuccessful match, "
+        "fitted over the batch sizes)")
 
 
 def test_hybrid_threads_are_placed_and_too_many_are_skipped(offline):
@@ -138,7 +207,7 @@ def test_hybrid_threads_are_placed_and_too_many_are_skipped(offline):
 def test_jacobi_series_plan_and_model(offline):
     pt2pt, jacobi = offline.cases([("Pt2ptCheck", OB1),
                                    ("JacobiCheck", {"mode": "pure", "threads": 1, **OB1})],
-                                  environ="openmpi")
+                                  variables=CAPTURED, environ="openmpi")
     assert jacobi.check.series == [1, 2] and jacobi.check.num_tasks == 2
     script = jacobi.script()
     assert "mpirun -np 1 " in script and "mpirun -np 2 " in script

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sentinel.parsers.jobend import job_end_causes
+import pytest
+
+from sentinel.parsers.jobend import job_end_causes, job_end_message
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "joberr"
 
@@ -70,3 +72,71 @@ def test_a_kill_after_the_done_line_is_a_hang_in_finalize():
     # Killed before the done line: a slow or stuck benchmark, not finalize.
     text = (DATA / "mpich-finalize-hang.txt").read_text().replace("SENTINEL_DONE", "X")
     assert not any("MPI_Finalize" in c for c in job_end_causes(text))
+
+
+UCX_BOGUS = ('UCX: "transport \'bogus\' is not available, please use one or more of: cma, mm, '
+             'posix, self, shm, sm, sysv, tcp"')
+UCX_UNREACHABLE = ('UCX: "no active messages transport to <no debug data>: self/memory0 - '
+                   'Destination is unreachable"')
+
+
+@pytest.mark.parametrize(("name", "causes"), [
+    ("openmpi-pml-ucx.txt", ['Open MPI could not start: "PML ucx cannot be selected"']),
+    ("openmpi-ofi-provider.txt", [
+        'Open MPI (mtl ofi): "select_ofi_provider: no provider found"',
+        'Open MPI could not start: "PML cm cannot be selected"']),
+    ("openmpi-btl-missing.txt", [
+        'Open MPI has no btl component "bogus" (or cannot open it)',
+        'MPI_Init failed in Open MPI: "mca_bml_base_open() failed" (Returned "Not found" (-13) '
+        'instead of "Success" (0))']),
+    ("openmpi-ucx-tls.txt", [
+        UCX_BOGUS, UCX_UNREACHABLE,
+        'MPI_Init failed in Open MPI: "PML add procs failed" (Returned "Error" (-1) instead of '
+        '"Success" (0))']),
+    ("mpich-ucx-tls.txt", [
+        UCX_BOGUS, UCX_UNREACHABLE,
+        'MPI_Init failed: "ucx function returned with failed status(ucx_init.c 145 '
+        'initial_address_exchange Destination is unreachable)"']),
+    ("intelmpi-ofi-provider.txt", [
+        'MPI_Init failed: "OFI fi_getinfo() failed (ofi_init.c:3064:find_provider:No data '
+        'available)"']),
+])
+def test_an_mpi_that_cannot_start_is_quoted(name, causes):
+    assert _causes(name) == causes
+
+
+def test_the_benchmark_rejecting_an_argument_is_quoted():
+    assert _causes("pt2pt-bad-argument.txt") == [
+        'pt2pt stopped with an error: "--max-size: -5 is out of range [1, 1073741824]"']
+    srun = "srun: error: c1: task 0: Exited with exit code 2\n"
+    line = "pt2pt: error: --max-size: -5 is out of range [1, 1073741824]\n"
+    assert job_end_causes(line + srun) == _causes("pt2pt-bad-argument.txt")
+
+
+def test_open_mpi_abort_block_is_said_only_without_a_better_cause():
+    text = (DATA / "openmpi-ucx-tls.txt").read_text()
+    block = text[text.index("[vm:30519] *** An error occurred"):]
+    assert job_end_causes(block) == ['Open MPI aborted in MPI_Init: "Unknown error"']
+    assert not any("aborted" in c for c in job_end_causes(text))
+
+
+def test_library_warnings_alone_are_no_cause():
+    text = (DATA / "mpich-ucx-tls.txt").read_text()
+    assert job_end_causes(text[:text.index("Abort(")]) == []
+
+
+def test_a_crash_does_not_mention_the_time_limit():
+    assert job_end_message(_causes("openmpi-segfault.txt"), 120.0) == (
+        "the job ended abnormally: rank 1 on vm died of signal 11 (Segmentation fault)")
+    assert job_end_message(_causes("openmpi-pml-ucx.txt"), 120.0) == (
+        'the job ended abnormally: Open MPI could not start: "PML ucx cannot be selected"')
+
+
+def test_a_time_limit_kill_or_a_hang_after_a_kill_mentions_the_limit():
+    assert job_end_message(_causes("slurm-time-limit.txt"), 60.0) == (
+        "the job ended abnormally (time limit 60 s): the job hit its time limit and Slurm "
+        "cancelled it at 2026-11-22T10:00:32; srun: task(s) 0-1 on c1: Terminated")
+    assert job_end_message(_causes("mpich-finalize-hang.txt"), 1800.0).startswith(
+        "the job ended abnormally (time limit 1800 s): the job was cancelled at ")
+    assert job_end_message(_causes("slurm-time-limit.txt"), None).startswith(
+        "the job ended abnormally: the job hit its time limit")

@@ -185,3 +185,16 @@ def test_trends_need_two_sessions_and_follow_the_headline_variables():
     assert "bw_peak on local:slurm-two over 2 stored sessions" in titles
     assert "match_time_tag on local:slurm-two over 2 stored sessions" in titles
     assert not any("bw_1024B" in t for t in titles)
+
+
+def test_unresolved_values_are_listed_with_why_never_as_numbers():
+    from sentinel.results.report.html import unresolved_rows
+    report = _report()
+    tc = next(tc for tc in report["runs"][0]["testcases"] if tc["name"].startswith("Pt2pt"))
+    tc["unresolved"] = {"logp_L_classic": "-0.31 us is not positive, so it is not a "
+                                          "measurement (parameterised and classic LogP "
+                                          "parameters)"}
+    cases = cases_of(report, "r.json")
+    rows = unresolved_rows(cases)
+    assert [(r[2], r[3].split(",")[0]) for r in rows] == [
+        ("logp_L_classic", "-0.31 us is not positive")]

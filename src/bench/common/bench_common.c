@@ -161,20 +161,28 @@ void sb_thread_affinity_line(int rank, int thread, char *out, size_t len)
              sched_getcpu(), cpus);
 }
 
+#define SB_HOST 256
+
+/* The node as the scheduler knows it: several slurmd may share a host (a test
+ * cluster), and a site's node names are what an admin reads. */
+static void host_name(char host[SB_HOST])
+{
+    const char *node = getenv("SLURMD_NODENAME");
+    memset(host, 0, SB_HOST);
+    if (node != NULL && node[0] != '\0')
+        snprintf(host, SB_HOST, "%s", node);
+    else if (gethostname(host, SB_HOST - 1) != 0)
+        snprintf(host, SB_HOST, "unknown");
+}
+
 int sb_report_affinity(MPI_Comm comm)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    char host[256] = "unknown", cpus[SB_LINE - 300] = "unknown";
+    char host[SB_HOST], cpus[SB_LINE - 300] = "unknown";
     char line[SB_LINE];
-    /* The node as the scheduler knows it: several slurmd may share a host
-     * (a test cluster), and a site's node names are what an admin reads. */
-    const char *node = getenv("SLURMD_NODENAME");
-    if (node != NULL && node[0] != '\0')
-        snprintf(host, sizeof host, "%s", node);
-    else
-        gethostname(host, sizeof host - 1);
+    host_name(host);
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -232,13 +240,98 @@ void sb_error(MPI_Comm comm, const char *program, const char *err)
         fprintf(stderr, "%s: error: %s\n", program, err);
 }
 
+/* Where one rank may run, as sb_check_distinct_cpus gathers it. */
+typedef struct {
+    char host[SB_HOST];
+    int known; /* sched_getaffinity succeeded */
+    cpu_set_t cpus;
+} rank_cpus;
+
+/* Rank 0: the first problem among all[0..size-1], as the stdout line and the
+ * stderr message; 0 when there is none. */
+static int find_shared_cpus(const rank_cpus *all, int size, const char *program, char *line,
+                            size_t linelen, char *msg, size_t msglen)
+{
+    for (int i = 0; i < size; i++) {
+        if (all[i].known)
+            continue;
+        snprintf(line, linelen, "SENTINEL_ERROR bench=%s what=affinity_unknown host=%s rank=%d",
+                 program, all[i].host, i);
+        snprintf(msg, msglen, "rank %d on host %s cannot read its CPU affinity: cannot prove "
+                 "that the ranks have CPUs of their own (--distinct-cpus)", i, all[i].host);
+        return 1;
+    }
+    for (int i = 0; i < size; i++)
+        for (int j = i + 1; j < size; j++) {
+            if (strcmp(all[i].host, all[j].host) != 0)
+                continue;
+            cpu_set_t both;
+            CPU_AND(&both, &all[i].cpus, &all[j].cpus);
+            if (CPU_COUNT(&both) == 0)
+                continue;
+            char cpus[SB_LINE / 2];
+            format_cpuset(&both, cpus, sizeof cpus);
+            snprintf(line, linelen,
+                     "SENTINEL_ERROR bench=%s what=shared_cpus host=%s ranks=%d,%d cpus=%s",
+                     program, all[i].host, i, j, cpus);
+            snprintf(msg, msglen, "ranks %d and %d share CPU(s) %s on host %s; stopped before "
+                     "measuring: ranks that busy-poll one CPU take turns on it "
+                     "(--distinct-cpus)", i, j, cpus, all[i].host);
+            return 1;
+        }
+    return 0;
+}
+
+int sb_check_distinct_cpus(MPI_Comm comm, const char *program)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    rank_cpus mine;
+    memset(&mine, 0, sizeof mine);
+    host_name(mine.host);
+    CPU_ZERO(&mine.cpus);
+    mine.known = sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) == 0;
+    rank_cpus *all = NULL;
+    int verdict = 0; /* 0: distinct, 1: a problem, 2: rank 0 out of memory */
+    if (rank == 0) {
+        all = malloc((size_t)size * sizeof *all);
+        verdict = all == NULL ? 2 : 0;
+    }
+    MPI_Bcast(&verdict, 1, MPI_INT, 0, comm);
+    if (verdict == 0)
+        MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, comm);
+    if (rank == 0) {
+        char line[SB_LINE], msg[SB_LINE];
+        if (verdict == 2)
+            snprintf(msg, sizeof msg, "--distinct-cpus: out of memory for %d ranks", size);
+        else
+            verdict = find_shared_cpus(all, size, program, line, sizeof line, msg, sizeof msg);
+        if (verdict == 1) {
+            printf("%s\n", line);
+            fflush(stdout);
+        }
+        if (verdict != 0) {
+            fprintf(stderr, "%s: error: %s\n", program, msg);
+            fflush(stderr);
+        }
+        free(all);
+    }
+    MPI_Bcast(&verdict, 1, MPI_INT, 0, comm);
+    return verdict == 0 ? 0 : -1;
+}
+
 int sb_check_start(const char *program, int parse_rc, const char *err, int min_ranks)
 {
     int world;
     char msg[128];
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    if (parse_rc == 0 && world >= min_ranks)
-        return 0;
+    if (parse_rc == 0 && world >= min_ranks) {
+        if (!sb_distinct_cpus_requested() || sb_check_distinct_cpus(MPI_COMM_WORLD, program) == 0)
+            return 0;
+        MPI_Finalize();
+        return 2;
+    }
     if (parse_rc != 0) {
         sb_error(MPI_COMM_WORLD, program, err);
     } else {
@@ -284,13 +377,26 @@ int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *option
     return rc;
 }
 
+/* --distinct-cpus: set by sb_parse_options, read by sb_check_start. */
+static int distinct_cpus;
+
+static const sb_option common_options[] = {
+    SB_OPTION_FLAG("--distinct-cpus", &distinct_cpus),
+};
+
+int sb_distinct_cpus_requested(void)
+{
+    return distinct_cpus;
+}
+
 /* The value of option argv[*i], advancing *i past it; NULL (after writing
  * the problem and usage to err) at the end of the command line. */
 static const char *option_value(int argc, char **argv, int *i, const char *usage, char *err,
                                 size_t errlen)
 {
     if (*i + 1 >= argc) {
-        snprintf(err, errlen, "%s: missing value (or unknown option)\n%s", argv[*i], usage);
+        snprintf(err, errlen, "%s: missing value (or unknown option)\n%s%s", argv[*i], usage,
+                 SB_COMMON_USAGE);
         return NULL;
     }
     *i += 1;
@@ -325,6 +431,7 @@ static int parse_value(const sb_option *opt, const char *text, char *err, size_t
         return parse_name(opt, text, err, errlen);
     case SB_CUSTOM:
         return opt->parse(opt, text, err, errlen);
+    case SB_FLAG:
     case SB_HELP:
         break;
     }
@@ -340,9 +447,16 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
         for (int k = 0; k < n && opt == NULL; k++)
             if (strcmp(name, table[k].name) == 0)
                 opt = &table[k];
+        for (int k = 0; k < SB_COUNT(common_options) && opt == NULL; k++)
+            if (strcmp(name, common_options[k].name) == 0)
+                opt = &common_options[k];
         if (opt != NULL && opt->kind == SB_HELP) {
-            snprintf(err, errlen, "%s", usage);
+            snprintf(err, errlen, "%s%s", usage, SB_COMMON_USAGE);
             return -1;
+        }
+        if (opt != NULL && opt->kind == SB_FLAG) {
+            *opt->target.flag = 1;
+            continue;
         }
         /* The value is taken before the name is judged: an unknown option
          * last on the line is reported as missing its value. */
@@ -350,7 +464,7 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
         if (val == NULL)
             return -1;
         if (opt == NULL) {
-            snprintf(err, errlen, "unknown option '%s'\n%s", name, usage);
+            snprintf(err, errlen, "unknown option '%s'\n%s%s", name, usage, SB_COMMON_USAGE);
             return -1;
         }
         if (parse_value(opt, val, err, errlen) != 0)

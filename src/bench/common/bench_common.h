@@ -40,6 +40,7 @@ typedef enum {
     SB_NAMES,  /* names of names[], as sb_parse_name_list: a bit mask */
     SB_NAME,   /* exactly one of names[]: its index */
     SB_CUSTOM, /* parse(option, value, err, errlen) */
+    SB_FLAG,   /* takes no value: sets *flag to 1 */
     SB_HELP    /* takes no value: the usage is written to err */
 } sb_opt_kind;
 
@@ -56,6 +57,7 @@ struct sb_option {
         sb_int_list *list;
         unsigned *mask;
         int *index;
+        int *flag;
         void *custom;
     } target;
     long min, max;
@@ -74,17 +76,29 @@ struct sb_option {
     {.name = (opt), .kind = SB_NAME, .target.index = (var), .names = (allowed), .nnames = (n)}
 #define SB_OPTION_CUSTOM(opt, var, fn) \
     {.name = (opt), .kind = SB_CUSTOM, .target.custom = (var), .parse = (fn)}
+#define SB_OPTION_FLAG(opt, var) {.name = (opt), .kind = SB_FLAG, .target.flag = (var)}
 #define SB_OPTION_HELP(opt) {.name = (opt), .kind = SB_HELP}
 
 #define SB_COUNT(array) ((int)(sizeof(array) / sizeof *(array)))
 
-/* Parse "--option value" pairs of argv[1..] into the targets of table[0..n-1];
- * options not given keep their values. Returns 0, or -1 after writing to err
- * the problem: "<option>: missing value (or unknown option)" and usage when
- * the command line ends before a value, "unknown option '<option>'" and
- * usage, or the message of the value's parser. */
+/* The options every benchmark takes besides its own (sb_parse_options reads
+ * them; sb_check_start acts on them), and their usage lines. */
+#define SB_COMMON_USAGE                                                              \
+    "  --distinct-cpus  before measuring, stop (exit 2) if two ranks of one host\n" \
+    "                 share a CPU: ranks that busy-poll one core take turns on it\n"
+
+/* Parse "--option value" pairs (and value-less SB_FLAG and SB_HELP options)
+ * of argv[1..] into the targets of table[0..n-1] and of the common options
+ * (SB_COMMON_USAGE); options not given keep their values. Returns 0, or -1
+ * after writing to err the problem: "<option>: missing value (or unknown
+ * option)" and usage when the command line ends before a value, "unknown
+ * option '<option>'" and usage, or the message of the value's parser. The
+ * usage written is `usage` followed by SB_COMMON_USAGE. */
 int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
                      const char *usage, char *err, size_t errlen);
+
+/* Whether --distinct-cpus was given to sb_parse_options. */
+int sb_distinct_cpus_requested(void);
 
 /* 0 when min <= max; else -1 after writing "--min-size A is larger than
  * --max-size B" to err. */
@@ -111,10 +125,22 @@ int sb_report_environment(MPI_Comm comm);
 /* Rank 0 of comm prints err (prefixed with the program name) to stderr. */
 void sb_error(MPI_Comm comm, const char *program, const char *err);
 
+/* Proves, before any measurement, that no two ranks of comm on one host (as
+ * sb_report_affinity names hosts) have overlapping CPU sets. Collective;
+ * returns 0 on every rank when they are distinct. Otherwise, on every rank,
+ * -1, after rank 0 printed one line on stdout for the first such pair i < j
+ * (in rank order), e.g.
+ *   SENTINEL_ERROR bench=<program> what=shared_cpus host=vm ranks=0,1 cpus=0
+ * (cpus: the CPUs both have, as in SENTINEL_AFFINITY) and on stderr
+ *   <program>: error: ranks 0 and 1 share CPU(s) 0 on host vm; ...
+ * A rank that cannot read its affinity gives what=affinity_unknown rank=R. */
+int sb_check_distinct_cpus(MPI_Comm comm, const char *program);
+
 /* Start-up checks of the benchmarks that take options: the option parser's result
- * (parse_rc != 0 prints err) and a world of at least min_ranks ranks. Returns
- * 0 to go on, or the exit code (2) after printing the problem and finalizing
- * MPI. */
+ * (parse_rc != 0 prints err), a world of at least min_ranks ranks and, when
+ * --distinct-cpus was given, sb_check_distinct_cpus on MPI_COMM_WORLD.
+ * Returns 0 to go on, or the exit code (2) after printing the problem and
+ * finalizing MPI. */
 int sb_check_start(const char *program, int parse_rc, const char *err, int min_ranks);
 
 /* A benchmark between world ranks 0 and 1 (higher ranks idle), for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sentinel.analysis.fits import MatchFit, fit_matching, queue_model
@@ -27,8 +28,11 @@ SPEC = CheckSpec(
         PerfVar("match_r2_{queue}_{alg}", "1", HIGHER, "R^2 of one queue's fit",
                 choices=_QUEUE),
         PerfVar("{point}_{alg}", "us", LOWER,
-                "in-order, reverse-order time and their difference at the check-point n",
-                choices={"point": ("iot", "rot", "diff"), **_ALG}),
+                "in-order and reverse-order time at the check-point n",
+                choices={"point": ("iot", "rot"), **_ALG}),
+        PerfVar("diff_{alg}", "us", LOWER,
+                "reverse-order minus in-order time at the check-point n", choices=_ALG,
+                signed=True),
         PerfVar("queue_ratio", "1", NEUTRAL, "M(comm) / M(tag): about 1 for a shared queue"),
     ),
 )
@@ -67,6 +71,24 @@ def _put(values: Values, what: str, key: CaseKey, value: float) -> None:
         values.put(f"{what}_{{alg}}", value, alg=key.algorithm)
     else:
         values.put(f"{what}_{{queue}}_{{alg}}", value, queue=key.pattern, alg=key.algorithm)
+
+
+def expected(lengths: Sequence[int], algorithms: Sequence[str],
+             patterns: Sequence[str]) -> list[str]:
+    """Every variable a complete run with these parameters reports.
+
+    ``queue_ratio`` is left out: it exists only where both algorithms' M are.
+    """
+    names: list[str] = []
+    for alg in algorithms:
+        for pattern in patterns:
+            if pattern == "pingpong":
+                names += [f"match_time_{alg}", f"match_r2_{alg}"]
+                names += [f"{point}_{alg}" for point in ("iot", "rot", "diff")]
+                names += [f"match_time_{alg}_{n * 8}B" for n in lengths[1:]]
+            else:
+                names += [f"match_time_{pattern}_{alg}", f"match_r2_{pattern}_{alg}"]
+    return names
 
 
 @dataclass
@@ -109,5 +131,6 @@ def _checkpoint_values(values: Values, algorithm: str, recs: list[Record],
     at = [r for r in recs if r.integer("n") == checkpoint]
     if not at:
         raise SentinelError(f"no result for the check-point n={checkpoint}")
-    for point in ("iot", "rot", "diff"):
+    for point in ("iot", "rot"):
         values.put("{point}_{alg}", at[0].number(f"{point}_us"), point=point, alg=algorithm)
+    values.put("diff_{alg}", at[0].number("diff_us"), alg=algorithm)

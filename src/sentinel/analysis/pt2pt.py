@@ -9,10 +9,18 @@ standard-mode half round trip:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sentinel.analysis.fits import hockney_fit, switch_points
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
+
+#: No MPI message between two processes takes under 10 ns (a cache line moving
+#: between cores takes longer) ...
+LATENCY_RANGE = (0.01, None)
+#: ... and none moves more than 10 TB/s (beyond any memory system or link).
+BANDWIDTH_RANGE = (None, 1.0e7)
 
 #: What Pt2ptCheck reports.
 SPEC = CheckSpec(
@@ -20,17 +28,17 @@ SPEC = CheckSpec(
     variables=(
         PerfVar("latency_{size}B", "us", LOWER,
                 "standard-mode half round trip, median of the samples",
-                headline={"size": "8"}, curve="latency"),
+                headline={"size": "8"}, curve="latency", plausible=LATENCY_RANGE),
         PerfVar("latency_{mode}_8B", "us", LOWER, "8 B half round trip in another send mode",
                 choices={"mode": ("synchronous", "buffered", "ready", "diffbuf")}),
         PerfVar("latency_8B_spread", "1", LOWER, "(max - min) / median of the 8 B samples"),
         PerfVar("unilatency_8B", "us", LOWER, "8 B one-way time of a batch acknowledged once"),
         PerfVar("bw_{size}B", "MB/s", HIGHER, "unidirectional bandwidth, a window in flight",
-                curve="bw"),
+                curve="bw", plausible=BANDWIDTH_RANGE),
         PerfVar("bw_peak", "MB/s", HIGHER, "largest unidirectional bandwidth over sizes",
-                headline={}),
+                headline={}, plausible=BANDWIDTH_RANGE),
         PerfVar("bibw_peak", "MB/s", HIGHER, "largest bidirectional bandwidth over sizes",
-                headline={}),
+                headline={}, plausible=BANDWIDTH_RANGE),
         PerfVar("fit_lambda", "us", LOWER, "fit t = lambda + size/b: mean latency of 0-16 B",
                 headline={}),
         PerfVar("fit_bw", "MB/s", HIGHER, "fit t = lambda + size/b: b from the slope",
@@ -88,8 +96,33 @@ def analyse(out: BenchOutput) -> tuple[Values, list[int]]:
         elif metric == "bibw":
             values.put("bibw_peak", max(curve.values()))
     if ("logp_g0", "standard") in table:
-        values.update(logp(table))
+        values.merge(logp(table))
     return values, switches
+
+
+def sizes(max_size: int) -> list[int]:
+    """The message sizes the benchmark measures: 0 and powers of two up to ``max_size``."""
+    return [0, *(1 << k for k in range(max_size.bit_length()) if 1 << k <= max_size)]
+
+
+def expected(max_size: int, modes: Sequence[str]) -> list[str]:
+    """Every variable a complete run with these parameters reports."""
+    all_sizes = sizes(max_size)
+    names: list[str] = []
+    if "standard" in modes:
+        names += [SPEC.var("latency_{size}B").name(size=s) for s in all_sizes]
+        names += ["fit_lambda", "fit_bw"]
+        if max_size >= 1:
+            names += [f"logp_{p}" for p in ("L", "g0", "L_classic", "o", "g")]
+        if max_size >= 8:
+            names.append("latency_8B_spread")
+    if max_size >= 8:
+        names += [f"latency_{m}_8B" for m in modes if m != "standard"]
+        names += ["unilatency_8B", "logp_os_8B", "logp_or_8B"]
+    if max_size >= 1:
+        names += [SPEC.var("bw_{size}B").name(size=s) for s in all_sizes if s]
+        names += ["bw_peak", "bibw_peak"]
+    return names
 
 
 def logp(table: dict[tuple[str, str], dict[int, float]]) -> Values:

@@ -15,6 +15,7 @@ A template's fields match digits unless the declaration lists their values
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ LOWER = "lower"
 #: Neither direction is better (a ratio of goodness-of-fit, a spread...):
 #: shown, never called a regression or an improvement.
 NEUTRAL = "neutral"
+
+#: Units of quantities that are positive by nature: a time or a rate of zero
+#: or below was not measured, whatever the arithmetic gave.
+POSITIVE_UNITS = frozenset({"us", "s", "MB/s", "MLUP/s", "messages/s"})
 
 #: Reference index levels every check has, in this order.
 BASE_INDEX = ("$partition", "$environ", "transport_name", "mapping")
@@ -50,6 +55,12 @@ class PerfVar:
     #: The point-to-point curve against message size this variable is a point
     #: of (``latency`` or ``bw``), drawn with the fit of the same prefix.
     curve: str = ""
+    #: Plausible range ``(low, high)`` (either None: unbounded) of a
+    #: measurement of a real transport; a value outside it is unresolved.
+    plausible: tuple[float | None, float | None] = (None, None)
+    #: Whether the value may be zero or negative (a difference of two
+    #: times); else a variable of a :data:`POSITIVE_UNITS` unit must be > 0.
+    signed: bool = False
 
     def __post_init__(self) -> None:
         if self.better not in (HIGHER, LOWER, NEUTRAL):
@@ -83,6 +94,20 @@ class PerfVar:
         got = self.match(name)
         return (self.headline is not None and got is not None
                 and all(got[k] == v for k, v in self.headline.items()))
+
+    def implausible(self, value: float) -> str:
+        """Why ``value`` cannot be a measurement of this variable; '' if it can."""
+        if not math.isfinite(value):
+            return f"{value} is not a number"
+        if not self.signed and self.unit in POSITIVE_UNITS and value <= 0:
+            return (f"{value:.4g} {self.unit} is not positive, so it is not a measurement "
+                    f"({self.meaning})")
+        low, high = self.plausible
+        if low is not None and value < low:
+            return f"{value:.4g} {self.unit} is below {low:g} {self.unit}, the plausible floor"
+        if high is not None and value > high:
+            return f"{value:.4g} {self.unit} is above {high:g} {self.unit}, the plausible ceiling"
+        return ""
 
     def name(self, **fields: object) -> str:
         """The variable's name for these field values; a value not declared is an error."""
@@ -140,16 +165,34 @@ class CheckSpec:
 
 
 class Values(dict):
-    """Performance values of one test: name -> (value, unit), emitted by declaration."""
+    """Performance values of one test: name -> (value, unit), emitted by declaration.
+
+    A value its declaration calls implausible (:meth:`PerfVar.implausible`)
+    is not a value: it goes to :attr:`unresolved`, name -> why, and is never
+    reported as a number, compared with a reference or calibrated.
+    """
 
     def __init__(self, spec: CheckSpec) -> None:
         super().__init__()
         self.spec = spec
+        self.unresolved: dict[str, str] = {}
 
     def put(self, template: str, value: float, **fields: object) -> None:
         """Record ``value`` as the variable ``template`` with ``fields`` filled in."""
         var = self.spec.var(template)
-        self[var.name(**fields)] = (value, var.unit)
+        name = var.name(**fields)
+        why = var.implausible(value)
+        if why:
+            self.unresolved[name] = why
+            self.pop(name, None)
+        else:
+            self[name] = (value, var.unit)
+            self.unresolved.pop(name, None)
+
+    def merge(self, other: Values) -> None:
+        """Add the values and the unresolved ones of ``other``."""
+        self.update(other)
+        self.unresolved.update(other.unresolved)
 
 
 _REGISTRY: dict[str, CheckSpec] = {}

@@ -3,18 +3,42 @@
 A benchmark killed at its time limit, on a failed node, by a signal, or an
 MPI that refused to start leaves a truncated output; the parsers would only
 say "truncated". These patterns name the cause instead. Each is written the
-way Slurm, Open MPI's mpirun, MPICH's Hydra and srun print it.
+way Slurm, Open MPI's mpirun, MPICH's Hydra, srun, the MPI libraries and the
+suite's own benchmarks print it; an MPI's or a benchmark's own words are
+quoted.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+#: How the cause of a Slurm time-limit kill begins.
+TIME_LIMIT_KILL = "the job hit its time limit"
+
+#: How the cause of ranks left in MPI_Finalize until a kill ends.
+FINALIZE_HANG = "so the ranks hung in MPI_Finalize"
+
+#: The programs in src/bench; each says why it stops as ``<program>: error: <why>``.
+BENCH_PROGRAMS = ("affinity", "hybrid", "jacobi", "matching", "pt2pt")
+
+#: How MPICH and Intel MPI report a fatal error: the MPI call that failed,
+#: then the layers under it, the deepest saying why.
+_ERROR_STACK = (r"Fatal error in \w+: [^\n]*error stack:\n"
+                r"\w+\(\d+\)\.*: (MPI_\w+)\([^\n]*\n"
+                r"(?:\w+\(\d+\)\.*:[^\n]*\n)*"
+                r"\w+\(\d+\)\.*: *([^\n]*\S)")
+
+
+def _table(entries: Sequence[tuple[str, str]]) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(pattern), say) for pattern, say in entries)
+
 
 #: What a job's output shows when it ended abnormally: a pattern and how to say
 #: it (``\N`` is the pattern's group N; a group that did not match is empty).
-CAUSES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), say) for p, say in (
+CAUSES: tuple[tuple[re.Pattern, str], ...] = _table((
     (r"CANCELLED AT (\S+) DUE TO TIME LIMIT",
-     r"the job hit its time limit and Slurm cancelled it at \1"),
+     TIME_LIMIT_KILL + r" and Slurm cancelled it at \1"),
     (r"CANCELLED AT (\S+) DUE TO NODE FAIL",
      r"a node of the job failed (Slurm cancelled it at \1)"),
     (r"CANCELLED AT (\S+) DUE TO PREEMPTION", r"the job was preempted at \1"),
@@ -24,8 +48,9 @@ CAUSES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), say) for p, s
     (r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+) \(([^)]+)\)",
      r"rank \1 on \2 died of signal \3 (\4)"),
     (r"EXIT STRING: (.+?) \(signal (\d+)\)", r"a rank died of signal \2 (\1)"),
-    # Not "Exited with exit code N": that is the benchmark's own verdict (an
-    # unsupported thread level, a bad argument), which its sanity reads.
+    # Not "Exited with exit code N": a rank that exits with a code says why
+    # itself (a benchmark's error line below, an unsupported thread level
+    # that its sanity reads).
     (r"srun: error: (\S+): tasks? ([\d,-]+): (?!Exited with exit code)\s*(.*\S)",
      r"srun: task(s) \2 on \1: \3"),
     (r"has detected an attempt to run as root",
@@ -38,6 +63,32 @@ CAUSES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), say) for p, s
      r"object file)[: ]*(.*\S)?", r"\1 cannot start: missing shared library \2"),
     (r"(?:srun|mpirun\S*|mpiexec\S*|bash|sh): (?:line \d+: )?(\S+): "
      r"(?:No such file or directory|command not found)", r"\1: no such program"),
+    (r"\] (PML \w+ cannot be selected)", r'Open MPI could not start: "\1"'),
+    (r"A requested component was not found, or was unable to be opened\.[\s\S]{0,800}?"
+     r"\nFramework: *(\S+)\nComponent: *(\S+)",
+     r'Open MPI has no \1 component "\2" (or cannot open it)'),
+    (r"It looks like MPI_INIT failed for some reason;[\s\S]{0,1000}?"
+     r"\n  (\S[^\n]*\S)\n  --> ([^\n]*\S)", r'MPI_Init failed in Open MPI: "\1" (\2)'),
+    (_ERROR_STACK, r'\1 failed: "\2"'),
+    (rf"\b({'|'.join(BENCH_PROGRAMS)}): error: ([^\n]*\S)",
+     r'\1 stopped with an error: "\2"'),
+))
+
+#: Causes said only when no cause above was found: Open MPI ends every fatal
+#: error with this block, after a more telling message when it has one.
+FALLBACK_CAUSES: tuple[tuple[re.Pattern, str], ...] = _table((
+    (r"\*\*\* An error occurred in (MPI_\w+)\n(?:[^\n]*\*\*\* (?:reported by|on )[^\n]*\n)*"
+     r"(?:[^\n]*\*\*\* (?!MPI_ERRORS_ARE_FATAL)([^\n]*\S))?",
+     r'Open MPI aborted in \1: "\2"'),
+))
+
+#: Lines that explain a cause but are none themselves, said only along with
+#: one: UCX warns of a transport it lacks and goes on with the others.
+DETAILS: tuple[tuple[re.Pattern, str], ...] = _table((
+    (r"UCX\s+WARN\s+((?:transport|network device) '[^']*' is not available[^\n]*\S)",
+     r'UCX: "\1"'),
+    (r"UCX\s+ERROR\s+([^\n]*\S)", r'UCX: "\1"'),
+    (r"(select_ofi_provider: no provider found)", r'Open MPI (mtl ofi): "\1"'),
 ))
 
 #: The suite's own benchmarks print this after their last result, just
@@ -45,24 +96,41 @@ CAUSES: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p), say) for p, s
 _DONE = re.compile(r"^SENTINEL_DONE bench=(\S+)", re.MULTILINE)
 _KILLED = re.compile(r"CANCELLED AT \S+ DUE TO TIME LIMIT|CANCELLED AT \S+( BY \S+)? \*\*\*")
 
-FINALIZE_HANG = "so the ranks hung in MPI_Finalize"
+
+def _first_matches(table: Sequence[tuple[re.Pattern, str]], text: str) -> list[tuple[int, str]]:
+    """Each pattern's first match in ``text``: where it is and what it says."""
+    found: list[tuple[int, str]] = []
+    for pattern, say in table:
+        m = pattern.search(text)
+        if m:
+            found.append((m.start(), m.expand(say)))
+    return found
 
 
 def job_end_causes(text: str) -> list[str]:
     """Every cause found in a job's stdout + stderr, first occurrence each, in order.
 
-    A job killed after the benchmark printed its done line has all its
-    results; what hung was MPI_Finalize, and the last cause says so.
+    The lines that explain a cause (:data:`DETAILS`) come with it, in the
+    order they were printed. A job killed after the benchmark printed its
+    done line has all its results; what hung was MPI_Finalize, and the last
+    cause says so.
     """
-    found: list[tuple[int, str]] = []
-    for pattern, say in CAUSES:
-        m = pattern.search(text)
-        if m:
-            found.append((m.start(), m.expand(say)))
-    seen: dict[str, None] = {}
-    for _, cause in sorted(found):
-        seen.setdefault(cause, None)
+    found = _first_matches(CAUSES, text) or _first_matches(FALLBACK_CAUSES, text)
+    if found:
+        found += _first_matches(DETAILS, text)
+    seen = dict.fromkeys(cause for _, cause in sorted(found))
     done = _DONE.search(text)
     if done and _KILLED.search(text):
         seen[f"{done[1]} had printed all its results (SENTINEL_DONE), {FINALIZE_HANG}"] = None
     return list(seen)
+
+
+def job_end_message(causes: Sequence[str], time_limit: float | None) -> str:
+    """The failure message of a job that ended abnormally with ``causes``.
+
+    The time limit is named only where it explains the end: a time-limit
+    kill, or ranks hung in MPI_Finalize until the job was killed.
+    """
+    timed_out = any(c.startswith(TIME_LIMIT_KILL) or FINALIZE_HANG in c for c in causes)
+    limit = f" (time limit {time_limit:g} s)" if timed_out and time_limit else ""
+    return f"the job ended abnormally{limit}: " + "; ".join(causes)

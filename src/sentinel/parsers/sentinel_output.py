@@ -82,11 +82,29 @@ def parse(text: str, bench: str) -> BenchOutput:
     return out
 
 
+def describe_error(rec: Record) -> str:
+    """What a ``SENTINEL_ERROR`` line says: its fields, after a sentence where one is known.
+
+    ``what=shared_cpus`` (``--distinct-cpus``: two ranks of one host with a
+    CPU in common, found before measuring) names the ranks, CPUs and host.
+    """
+    detail = " ".join(f"{k}={v}" for k, v in rec.fields.items())
+    f = rec.fields
+    if f.get("what") == "shared_cpus" and {"ranks", "cpus", "host"} <= f.keys():
+        ranks = f["ranks"].replace(",", " and ")
+        return (f"ranks {ranks} share CPU(s) {f['cpus']} on host {f['host']}; the benchmark "
+                f"stopped before measuring ({detail})")
+    if f.get("what") == "affinity_unknown" and {"rank", "host"} <= f.keys():
+        return (f"rank {f['rank']} on host {f['host']} cannot read its CPU affinity, so "
+                f"distinct CPUs cannot be proven ({detail})")
+    return detail
+
+
 def require_complete(out: BenchOutput, source: str) -> None:
     """Raise if the benchmark reported an error or its output is truncated."""
     for rec in out.of("ERROR"):
-        detail = " ".join(f"{k}={v}" for k, v in rec.fields.items())
-        raise SentinelError(f"{source}:{rec.line}: benchmark reported an error: {detail}")
+        raise SentinelError(
+            f"{source}:{rec.line}: benchmark reported an error: {describe_error(rec)}")
     if not out.done:
         last = out.records[-1].line if out.records else 0
         raise SentinelError(

@@ -12,8 +12,10 @@ are never touched.
 ``report`` writes ``sentinel-report.html`` (self-contained), ``.json`` and
 ``.csv`` under ``<output>/reports`` from the given run reports (default: the
 newest) and the results database (trends), and prints the headline table.
-A run report that cannot be used is named on stderr and left out; the
-report is written from the rest, and the exit status is 1.
+A run report that cannot be used (not JSON, not UTF-8, a field of the wrong
+type) is named on stderr and left out; the report is written from the rest,
+and the exit status is 1. So is it when the newest of the run reports read
+records a session that ran no test case (a selection that matched nothing).
 
 Errors are one line naming what is wrong; exit 1.
 """
@@ -128,7 +130,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    """Write the report; name each input that could not be used."""
+    """Write the report; name each input that could not be used, and an empty newest run."""
     reports = args.reports
     if not reports:
         found = sorted((output_dir() / "reports").glob("run-report-*.json"),
@@ -143,8 +145,10 @@ def report_command(args: argparse.Namespace) -> int:
         print(line)
     for problem in written.problems:
         print(f"sentinel report: left out: {problem}", file=sys.stderr)
+    for error in written.errors:
+        print(f"sentinel report: {error}", file=sys.stderr)
     print(f"report: {written.html}\nsummary: {written.json}, {written.csv}")
-    return 1 if written.problems else 0
+    return 1 if written.problems or written.errors else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
@@ -36,7 +37,7 @@ from sentinel.mpi.placement import (
 )
 from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
-from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes
+from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
@@ -97,6 +98,21 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: :type: :class:`str`
     #: :default: ``''`` (set by sanity)
     transport_selected = variable(str, value="", loggable=True)
+
+    #: Values the benchmark produced that cannot be measurements (a negative
+    #: time, a bandwidth beyond any link), each with why: not reported as
+    #: performance variables, never compared or calibrated.
+    #:
+    #: :type: :class:`Dict[str, str]`
+    #: :default: ``{}`` (set by sanity)
+    unresolved = variable(typ.Dict[str, str], value={}, loggable=True)
+
+    #: The variables the reference entry of this test holds (set by
+    #: :class:`~sentinel.rfm.references.PartitionReferences`): each must be
+    #: measured, or the test fails.
+    #:
+    #: :type: :class:`List[str]`
+    referenced_variables = variable(typ.List[str], value=[])
 
     #: More environment features a subclass requires (``+spack``) or
     #: excludes (``-spack``), in ReFrame's feature syntax.
@@ -189,13 +205,24 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     @run_before("run")
     def set_bench_command(self) -> None:
-        """The built benchmark with :attr:`bench_options`."""
+        """The built benchmark with :attr:`bench_options`.
+
+        Where the mapping puts ranks on one node with cores of their own
+        (``core``, ``socket``), the benchmark gets ``--distinct-cpus``: it
+        proves before measuring that no two ranks of a node share a CPU, and
+        otherwise stops at once naming them, instead of busy-polling one core
+        in turns into the time limit. Not for a check that asks for
+        oversubscription (its ``oversubscribe`` variable).
+        """
         if not self.bench:
             return
         self.executable = self.build.executable_path
         self.executable_opts = [arg for name in self.bench_options
                                 for arg in (f"--{name.replace('_', '-')}",
                                             _option_value(getattr(self, name)))]
+        oversubscribe = bool(getattr(self, "oversubscribe", False))
+        if tasks_per_node(self.mapping) > 1 and not oversubscribe:
+            self.executable_opts.append("--distinct-cpus")
 
     @run_before("run", always_last=True)
     def record_linkage(self) -> None:
@@ -213,7 +240,10 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
             self.verify_world(out)
             self.verify_transport()
             self.verify_placement(out)
-            self.values = dict(self.analyse(out))  # plain: ReFrame encodes it to JSON
+            values = self.analyse(out)
+            self.values = dict(values)  # plain: ReFrame encodes it to JSON
+            self.unresolved = dict(getattr(values, "unresolved", {}))
+            self.require_variables()
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         return True
@@ -229,6 +259,28 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """The check's own performance values from what :meth:`read_output` returned."""
         raise NotImplementedError(f"{type(self).__name__} has no analysis")
 
+    def expected_variables(self) -> list[str]:
+        """Every variable a complete run with this check's parameters reports."""
+        return []
+
+    def require_variables(self) -> None:
+        """Fail naming each expected or referenced variable the run did not measure."""
+        referenced = set(self.referenced_variables)
+        wanted = dict.fromkeys([*self.expected_variables(), *self.referenced_variables])
+        missing = [n for n in wanted if n not in self.values and n not in self.unresolved]
+        unresolved = [f"{n} ({self.unresolved[n]})" for n in wanted
+                      if n in referenced and n in self.unresolved]
+        problems = []
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more"
+                                              if len(missing) > 10 else "")
+            problems.append(f"{len(missing)} variable(s) its parameters or references call "
+                            f"for are missing from the results: {shown}")
+        if unresolved:
+            problems.append("referenced variable(s) unresolved: " + "; ".join(unresolved))
+        if problems:
+            raise SentinelError("; ".join(problems) + f" (output: {self.stdout_text()[0]})")
+
     def placement_records(self, out) -> BenchOutput:
         """The records with the world size and each rank's affinity (the output itself)."""
         return out
@@ -237,10 +289,9 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """Fail naming the cause when the job was killed, crashed or could not start."""
         causes = job_end_causes(self._output_text())
         if causes:
-            limit = f" (time limit {self.time_limit:g} s)" if self.time_limit else ""
             if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
                 causes.append(MPICH_FINALIZE_NOTE)
-            raise SentinelError(f"the job ended abnormally{limit}: " + "; ".join(causes))
+            raise SentinelError(job_end_message(causes, self.time_limit))
 
     def verify_linkage(self) -> None:
         """Fail unless the binary ran with the environment's MPI library."""

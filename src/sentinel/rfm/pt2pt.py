@@ -77,6 +77,10 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
                      "repetitions", "warmup", "window", "modes")
     tags = {"pt2pt", "nightly", "acceptance"}
 
+    def expected_variables(self) -> list[str]:
+        """Every size up to :attr:`max_size`, every mode, the fits and LogP."""
+        return pt2pt.expected(self.max_size, self.modes)
+
     def analyse(self, out: BenchOutput) -> Values:
         """Curves, fits and LogP; the latency curve's protocol switches on the side."""
         values, switches = pt2pt.analyse(out)

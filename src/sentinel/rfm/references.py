@@ -59,11 +59,12 @@ class PartitionReferences(rfm.RegressionTestPlugin):
         self.reference = {"$ref": str(path)}
         key = self.reference_index_values
         try:
-            self.reference[self]
+            entry = self.reference[self]
         except KeyError:
             self._no_reference(f"{path} has no entry for {key}")
         else:
             self.reference_status = f"{path}: {key}"
+            self.referenced_variables = sorted(entry)
 
     def _index_value(self, key: str) -> str:
         if key == "$partition":

@@ -36,19 +36,46 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     return p.returncode, p.stdout + p.stderr
 
 
+#: libfabric variables that narrow which providers it offers; exported in the
+#: caller's shell they silently shrink the matrix, so detection names them.
+FI_SELECTION = ("FI_PROVIDER", "FI_PROVIDER_PATH", "FI_HMEM")
+
+
 def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
-                         env: dict[str, str] | None = None) -> list[str]:
+                         env: dict[str, str] | None = None,
+                         dropped: list[str] | None = None) -> list[str]:
     """Providers, among ``candidates``, for which libfabric finds a usable fabric.
 
     ``fi_info -l`` lists the providers built in; only those are probed with
-    ``fi_info -p`` (which fails when the provider has no device here).
+    ``fi_info -p`` (which fails when the provider has no device here). Each
+    candidate left out, and each libfabric variable of the caller's
+    environment that narrows the list, is said in ``dropped``.
     """
     if fi_info is None:
         return []
+    dropped = [] if dropped is None else dropped
+    narrowing = [f"{v}={os.environ[v]}" for v in FI_SELECTION
+                 if v in os.environ and v not in (env or {})]
     rc, listing = _run([fi_info, "-l"], env)
     present = set(re.findall(r"^(\w+):", listing, re.M)) if rc == 0 else set()
-    return [p for p in candidates
-            if p in present and _run([fi_info, "-p", p], env)[0] == 0]
+    usable = []
+    hidden = [f"ofi-{p}" for p in candidates if p not in present]
+    if narrowing and hidden:
+        dropped.append(f"{', '.join(hidden)}: libfabric lists none of these providers with "
+                       f"{', '.join(narrowing)} exported in this shell (unset it to detect "
+                       "them)")
+    for p in candidates:
+        if p not in present:
+            continue
+        rc, text = _run([fi_info, "-p", p], env)
+        if rc == 0:
+            usable.append(p)
+        else:
+            why = text.strip().splitlines()[-1] if text.strip() else f"exit {rc}"
+            under = f" with {', '.join(narrowing)} exported" if narrowing else ""
+            dropped.append(f"ofi-{p}: provider {p} has no usable fabric here{under} "
+                           f"(fi_info -p {p}: {why})")
+    return usable
 
 
 def production_providers(providers: list[str], notes: list[str]) -> list[str]:
@@ -71,6 +98,8 @@ class MpiStack:
     transports: list[str]
     env_vars: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Transports this installation has but detection left out, each with why.
+    dropped: list[str] = field(default_factory=list)
     #: The C++ wrapper ("" when the installation has none).
     cxx: str = ""
 
@@ -91,14 +120,16 @@ def openmpi(launchers: Path) -> MpiStack | None:
     transports = [f"ob1-{b}" for b in ("tcp", "vader", "sm") if ("btl", b) in comps]
     if ("pml", "ucx") in comps:
         transports += ["ucx-sm", "ucx-tcp"]
-    notes = []
+    notes: list[str] = []
+    dropped: list[str] = []
     if ("mtl", "ofi") in comps:
-        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
+        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, dropped=dropped)
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
         if not shutil.which("fi_info"):
-            notes.append("mtl ofi present but fi_info missing: OFI providers not detected")
+            dropped.append("ofi-*: mtl ofi present but fi_info missing: OFI providers not "
+                           "detected (apt install libfabric-bin)")
     return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
-                    str(launchers / "openmpi"), transports, notes=notes,
+                    str(launchers / "openmpi"), transports, notes=notes, dropped=dropped,
                     cxx=shutil.which("mpicxx.openmpi") or "")
 
 
@@ -116,13 +147,14 @@ def mpich(launchers: Path) -> MpiStack | None:
     device = dev.group(1) if dev else ""
     transports: list[str] = []
     notes = [f"device {device}"]
+    dropped: list[str] = []
     if "ucx" in device:
         transports += ["ucx-sm", "ucx-tcp"]
     if "ofi" in device:
-        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS)
+        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, dropped=dropped)
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
     return MpiStack("mpich", ver.group(1), cc, str(launchers / "mpich"), transports,
-                    notes=notes, cxx=shutil.which("mpicxx.mpich") or "")
+                    notes=notes, dropped=dropped, cxx=shutil.which("mpicxx.mpich") or "")
 
 
 def intel_mpi_env(root: Path) -> dict[str, str]:
@@ -143,12 +175,13 @@ def intelmpi(root: Path | None) -> MpiStack | None:
     m = re.search(r"impi_rt-(\S+)\.dist-info", dists[-1].name) if dists else None
     fi_info = root / "bin" / "libfabric" / "fi_info"
     notes: list[str] = []
+    dropped: list[str] = []
     provs = production_providers(usable_ofi_providers(
-        str(fi_info) if fi_info.exists() else None, INTEL_OFI_PROVIDERS, env), notes)
+        str(fi_info) if fi_info.exists() else None, INTEL_OFI_PROVIDERS, env, dropped), notes)
     transports = ["shm"] + [f"ofi-{p}" for p in provs]
     transports += [f"shm-ofi-{p}" for p in provs if p != "shm"]
     return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
-                    str(root / "bin"), transports, env_vars=env, notes=notes,
+                    str(root / "bin"), transports, env_vars=env, notes=notes, dropped=dropped,
                     cxx=str(root / "bin" / "mpicxx"))
 
 

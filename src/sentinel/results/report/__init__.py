@@ -6,7 +6,7 @@ Jacobi results) and its results database (trends over stored sessions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,14 +16,15 @@ from sentinel.results.report.load import Inputs, load_history, load_reports
 
 @dataclass(frozen=True)
 class Written:
-    """What ``build`` wrote, and what it could not use."""
+    """What ``build`` wrote, what it could not use, and what fails the run."""
 
     html: Path
     json: Path
     csv: Path
     verdict: str
     headline: list[str]
-    problems: list[str]
+    problems: list[str]  # inputs left out
+    errors: list[str]    # the newest session ran no test case
 
 
 def headline(all_rows: list[tables.Row], acc: tables.Acceptance) -> list[str]:
@@ -40,11 +41,16 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance) -> list[str]:
 
 
 def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
-    """Read the inputs and write ``sentinel-report.{html,json,csv}`` under ``out_dir``."""
+    """Read the inputs and write ``sentinel-report.{html,json,csv}`` under ``out_dir``.
+
+    The page and the JSON summary list the errors after the problems, so
+    that an empty newest session shows there too.
+    """
     inputs = Inputs()
     load_reports(reports, inputs)
     if db is not None:
         load_history(db, inputs)
+    shown = replace(inputs, problems=inputs.problems + inputs.errors)
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)
     figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
@@ -53,9 +59,9 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
                       out_dir / "sentinel-report.csv", acc.verdict,
-                      headline(all_rows, acc), inputs.problems)
-    written.html.write_text(html.page("MPI Sentinel report", generated, inputs, all_rows, acc,
+                      headline(all_rows, acc), inputs.problems, inputs.errors)
+    written.html.write_text(html.page("MPI Sentinel report", generated, shown, all_rows, acc,
                                       tables.transport_matrix(inputs.cases), figures))
-    written.json.write_text(tables.summary_json(all_rows, acc, inputs.problems))
+    written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))
     written.csv.write_text(tables.summary_csv(all_rows))
     return written

@@ -98,6 +98,22 @@ def _queue_models(cases: list[Case]) -> str:
                   body)
 
 
+def unresolved_rows(cases: list[Case]) -> list[tuple[str, str, str, str]]:
+    """(where, test, variable, why) of every value a test could not resolve."""
+    return [(c.where, c.name, name, str(why))
+            for c in sorted(cases, key=lambda c: (c.where, c.label))
+            if isinstance(c.extra.get("unresolved"), dict)
+            for name, why in sorted(c.extra["unresolved"].items())]
+
+
+def _unresolved(cases: list[Case]) -> str:
+    body = unresolved_rows(cases)
+    if not body:
+        return ""
+    return ("<h3>Unresolved: not a measurement, so not a value</h3>"
+            + _table(("where", "test", "variable", "why"), body))
+
+
 def _inputs(inputs: Inputs) -> str:
     sessions = [(s.get("uuid", ""), s.get("time_start", ""), s.get("cmdline", ""))
                 for s in inputs.sessions]
@@ -130,7 +146,8 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
          _figures(figures["jacobi"], "No Jacobi results.")),
         ("trends", "Trends over the stored sessions",
          _figures(figures["trends"], "Fewer than two stored sessions with these values.")),
-        ("variables", "Every performance variable", _variables_table(rows)),
+        ("variables", "Every performance variable",
+         _variables_table(rows) + _unresolved(inputs.cases)),
         ("inputs", "Inputs", _inputs(inputs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{escape(head)}</h2>{html}</section>'

@@ -1,8 +1,10 @@
 """Read ReFrame's JSON run reports and its results database for the report.
 
 A file that cannot be used is not fatal: its problem is recorded with the
-file's name (and the line, for broken JSON) and the report is built from
-the rest. Results already in the other files are never lost.
+file's name (and the line, for broken JSON or bytes that are not UTF-8, or
+the field of the wrong type) and the report is built from the rest. Results
+already in the other files are never lost. A newest session that ran no test
+case is recorded as an error of the run (see :func:`newest_ran_nothing`).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
 from sentinel.results.verdicts import last_attempts
@@ -23,6 +27,35 @@ _ENTRY_LEN = 6
 #: the start of one token (a string reaching the end, a number, a literal).
 _CUT_TOKEN = re.compile(r'\s*(?:"(?:[^"\\]|\\.)*\\?'   # a string up to the end
                         r'|[-+.0-9eE]*|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?)\s*', re.S)
+
+#: The fields every test case has, as strings.
+_REQUIRED = ("name", "system", "partition", "environ", "result")
+
+#: JSON's words for the type of each value that ``json.loads`` returns (bool before number).
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"), ((int, float), "a number"), (str, "a string"),
+    (list, "a list"), (dict, "an object"), (type(None), "null"))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+#: What a field must be, and the test of it.
+_KINDS: dict[str, Callable[[object], bool]] = {
+    "a list": lambda v: isinstance(v, list),
+    "an object": lambda v: isinstance(v, dict),
+    "a string": lambda v: isinstance(v, str),
+    "a number or null": lambda v: v is None or _is_number(v),
+}
+
+
+def _expect(value: object, kind: str, what: str) -> None:
+    """Raise ValueError "<what> must be <kind>, got <what value is>" unless it is."""
+    if not _KINDS[kind](value):
+        got = next((name for t, name in _JSON_TYPES if isinstance(value, t)),
+                   type(value).__name__)
+        raise ValueError(f"{what} must be {kind}, got {got}")
 
 
 @dataclass(frozen=True)
@@ -127,6 +160,8 @@ class Inputs:
     history: list[tuple[dict, list[Case]]] = field(default_factory=list)  # stored sessions
     problems: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    #: What fails the run though its files were read (the newest session ran nothing).
+    errors: list[str] = field(default_factory=list)
 
 
 def _variable(check: str, key: str, entry: object, where: str) -> Variable:
@@ -134,61 +169,142 @@ def _variable(check: str, key: str, entry: object, where: str) -> Variable:
         raise ValueError(f"{where}: performance value {key!r} is not "
                          "[value, reference, lower, upper, unit, result]")
     value, ref, lower, upper, unit, result = entry
-    if value is not None and not isinstance(value, (int, float)):
-        raise ValueError(f"{where}: performance value {key!r} has value {value!r}")
+    for what, number in zip(("value", "reference", "lower", "upper"), entry):
+        if number is not None and not _is_number(number):
+            raise ValueError(f"{where}: performance value {key!r} has {what} {number!r}")
     name = key.split(":", 2)[-1]
     return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
                     str(result or ""), declaration(check, name))
 
 
-def cases_of(report: dict, source: str) -> list[Case]:
-    """The last attempt of each test case of a run report; ValueError names what is wrong."""
+def _check_testcase(tc: object, where: str, source: str) -> None:
+    """ValueError unless ``tc`` is an object with the fields every test case has."""
+    _expect(tc, "an object", where)
+    for key in _REQUIRED:
+        if key not in tc:
+            raise ValueError(f"{source}: a test case lacks {key!r} (a partial run report?)")
+        _expect(tc[key], "a string", f"{where}: {key!r}")
+    if "display_name" in tc:
+        _expect(tc["display_name"], "a string", f"{where}: 'display_name'")
+
+
+def _session(report: object, source: str) -> dict:
+    """The session of a run report whose runs and test cases have the right types.
+
+    ValueError names the first field of the wrong type (``'runs' must be a
+    list, got an object``), so that no malformed report reaches the code
+    that reads it.
+    """
     if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
         raise ValueError(f"{source}: not a ReFrame run report (no 'session_info' and 'runs')")
-    session = report["session_info"]
-    out = []
-    for tc in last_attempts(report):
-        try:
-            name = tc["name"]
-            check = name.split()[0]
-            where = f"{source}: test case {tc.get('display_name', name)}"
-            variables = {}
-            for key, entry in (tc.get("perfvalues") or {}).items():
-                var = _variable(check, key, entry, where)
-                variables[var.name] = var
-            out.append(Case(
-                check=check, name=tc.get("display_name", name),
-                system=tc["system"], partition=tc["partition"], environ=tc["environ"],
-                transport=str(tc.get("transport") or ""), mapping=str(tc.get("mapping") or ""),
-                result=tc["result"], fail_reason=tc.get("fail_reason") or "",
-                session=session.get("uuid", ""),
-                time=float(tc.get("job_completion_time_unix")
-                           or session.get("time_start_unix") or 0),
-                variables=variables,
-                extra={k: tc[k] for k in ("queue_model", "mpi_linkage") if tc.get(k)}))
-        except KeyError as err:
-            raise ValueError(f"{source}: a test case lacks {err} (a partial run report?)") from None
-    return out
+    session, runs = report["session_info"], report["runs"]
+    _expect(session, "an object", f"{source}: 'session_info'")
+    _expect(session.get("time_start_unix"), "a number or null",
+            f"{source}: session_info: 'time_start_unix'")
+    _expect(runs, "a list", f"{source}: 'runs'")
+    for i, run in enumerate(runs):
+        _expect(run, "an object", f"{source}: runs[{i}]")
+        _expect(run.get("testcases", []), "a list", f"{source}: runs[{i}]: 'testcases'")
+        for j, tc in enumerate(run.get("testcases", [])):
+            _check_testcase(tc, f"{source}: runs[{i}].testcases[{j}]", source)
+    return session
 
 
-def _json_file(path: Path) -> dict:
+def _case(tc: dict, session: dict, source: str) -> Case:
+    """One test case (checked by :func:`_session`) with its variables."""
+    name = tc.get("display_name", tc["name"])
+    check = tc["name"].split()[0]
+    where = f"{source}: test case {name}"
+    perfvalues = tc.get("perfvalues") or {}
+    _expect(perfvalues, "an object", f"{where}: 'perfvalues'")
+    completed = tc.get("job_completion_time_unix")
+    _expect(completed, "a number or null", f"{where}: 'job_completion_time_unix'")
+    variables = {}
+    for key, entry in perfvalues.items():
+        var = _variable(check, key, entry, where)
+        variables[var.name] = var
+    return Case(
+        check=check, name=name,
+        system=tc["system"], partition=tc["partition"], environ=tc["environ"],
+        transport=str(tc.get("transport") or ""), mapping=str(tc.get("mapping") or ""),
+        result=tc["result"], fail_reason=str(tc.get("fail_reason") or ""),
+        session=str(session.get("uuid") or ""),
+        time=float(completed or session.get("time_start_unix") or 0),
+        variables=variables,
+        extra={k: tc[k] for k in ("queue_model", "mpi_linkage", "unresolved") if tc.get(k)})
+
+
+def cases_of(report: dict, source: str) -> list[Case]:
+    """The last attempt of each test case of a run report; ValueError names what is wrong."""
+    session = _session(report, source)
+    return [_case(tc, session, source) for tc in last_attempts(report)]
+
+
+def _utf8(data: bytes, where: str) -> str:
+    """``data`` decoded; ValueError names the first byte that is not UTF-8, and its line."""
     try:
-        text = path.read_text()
-    except OSError as err:
-        raise ValueError(f"{path}: cannot be read ({err.strerror})") from None
-    if not text.strip():
-        raise ValueError(f"{path}: empty file")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        utf16 = "; a UTF-16 file?" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ValueError(f"{where}: not UTF-8 text: byte 0x{data[err.start]:02x} at line "
+                         f"{line} (offset {err.start}{utf16})") from None
+
+
+def _parse(text: str, where: str) -> Any:
+    """The JSON value of ``text``; ValueError says where it is truncated or broken."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         what = "truncated" if _CUT_TOKEN.fullmatch(text, err.pos) else "not valid JSON"
-        raise ValueError(f"{path}: {what} at line {err.lineno}, column {err.colno} "
+        raise ValueError(f"{where}: {what} at line {err.lineno}, column {err.colno} "
                          f"({err.msg})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: nested too deeply to be a run report") from None
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror})") from None
+    text = _utf8(data, str(path))
+    if not text.strip():
+        raise ValueError(f"{path}: empty file")
+    return _parse(text, str(path))
+
+
+def newest_ran_nothing(read: list[tuple[Path, dict, int]]) -> list[str]:
+    """The error of a newest session that ran no test case, if it did not.
+
+    ``read`` holds each run report that could be used, with its session and
+    its number of test cases, in the order given. "The run" is the newest
+    of them: the latest ``time_start_unix`` (the later one given on a tie or
+    without times), so ``sentinel report reports/run-report-*.json`` judges
+    the last session whatever the order of the names, and the default (the
+    newest file alone) judges that one. Its session ran no test case when
+    ReFrame's selection matched nothing ("Ran 0/0 test case(s)", exit 0):
+    nothing was measured, and that must not pass as a clean run. An older
+    session that ran nothing is no error: the newer ones replace it.
+    """
+    if not read:
+        return []
+    times = [float(session.get("time_start_unix") or 0) for _, session, _ in read]
+    path, _, count = read[max(range(len(read)), key=lambda i: (times[i], i))]
+    if count:
+        return []
+    return [f"{path}: the session ran no test case: the selection matched nothing "
+            "(nothing was measured)"]
 
 
 def load_reports(paths: list[Path], inputs: Inputs) -> None:
-    """Add the test cases of each run report; later sessions replace earlier ones."""
+    """Add the test cases of each run report; later sessions replace earlier ones.
+
+    A report that cannot be used goes to ``inputs.problems``; a newest
+    session that ran nothing to ``inputs.errors`` (:func:`newest_ran_nothing`).
+    """
     latest: dict[tuple[str, str, str, str], Case] = {}
+    read: list[tuple[Path, dict, int]] = []
     for path in paths:
         inputs.files.append(str(path))
         try:
@@ -198,6 +314,7 @@ def load_reports(paths: list[Path], inputs: Inputs) -> None:
             inputs.problems.append(str(err))
             continue
         inputs.sessions.append(report["session_info"])
+        read.append((path, report["session_info"], len(cases)))
         for case in cases:
             latest[(case.name, case.system, case.partition, case.environ)] = case
             inputs.problems.extend(
@@ -205,6 +322,21 @@ def load_reports(paths: list[Path], inputs: Inputs) -> None:
                 f"variable {name!r} (a run report of another version of the suite?)"
                 for name, var in case.variables.items() if var.decl is None)
     inputs.cases.extend(latest.values())
+    inputs.errors.extend(newest_ran_nothing(read))
+
+
+def _label(value: object) -> str:
+    """A database value as text to name it by (bytes that are not UTF-8 replaced)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _stored_session(blob: object, where: str) -> tuple[dict, list[Case]]:
+    """The session and test cases of one run report stored in the results database."""
+    if not isinstance(blob, bytes):
+        raise ValueError(f"{where}: no run report stored")
+    report = _parse(_utf8(blob, where), where)
+    cases = cases_of(report, where)  # first: it checks the session's type too
+    return report["session_info"], cases
 
 
 def load_history(db: Path, inputs: Inputs) -> None:
@@ -213,6 +345,7 @@ def load_history(db: Path, inputs: Inputs) -> None:
         return
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn.text_factory = bytes  # decoded per session: one bad session loses no other
         try:
             rows = conn.execute("SELECT uuid, json_blob FROM sessions").fetchall()
         finally:
@@ -221,9 +354,9 @@ def load_history(db: Path, inputs: Inputs) -> None:
         inputs.problems.append(f"{db}: not a ReFrame results database ({err})")
         return
     for uuid, blob in rows:
+        where = f"{db}: session {_label(uuid)}"
         try:
-            report = json.loads(blob)
-            inputs.history.append((report["session_info"], cases_of(report, f"{db} {uuid}")))
-        except (ValueError, KeyError, TypeError) as err:
-            inputs.problems.append(f"{db}: session {uuid}: {err}")
+            inputs.history.append(_stored_session(blob, where))
+        except ValueError as err:
+            inputs.problems.append(str(err))
     inputs.history.sort(key=lambda s: s[0].get("time_start_unix") or 0)

@@ -1,0 +1,31 @@
+"""Test configuration: the real one plus an environment whose ranks share CPU 0.
+
+* ``openmpi-cpu0``: Open MPI (``ob1-vader``) whose site launcher options
+  unbind the ranks and start each through ``taskset -c 0``, as a wrapper or
+  a ``--cpu-set 0`` would: both ranks busy-poll one core. The suite's own
+  benchmarks must stop before measuring (``--distinct-cpus``), naming the
+  shared CPU, instead of running into the time limit.
+"""
+
+import copy
+import importlib.util
+from pathlib import Path
+
+_settings = Path(__file__).resolve().parents[2] / "config" / "settings.py"
+_spec = importlib.util.spec_from_file_location("sentinel_real_settings", _settings)
+_real = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_real)
+
+site_configuration = copy.deepcopy(_real.site_configuration)
+_envs = {e["name"]: e for e in site_configuration["environments"]
+         if "local" in e.get("target_systems", [])}
+_local = next(s for s in site_configuration["systems"] if s["name"] == "local")
+_partition = _local["partitions"][0]
+
+if "openmpi" in _envs:
+    _env = copy.deepcopy(_envs["openmpi"])
+    _env.update(name="openmpi-cpu0", features=["mpi", "openmpi", "ob1-vader"])
+    _env["extras"] = {**_env.get("extras", {}),
+                      "launcher_options": ["--bind-to", "none", "taskset", "-c", "0"]}
+    site_configuration["environments"].append(_env)
+    _partition["environs"].append("openmpi-cpu0")
