@@ -153,3 +153,13 @@ def test_summary_shows_the_runs_behind_each_band():
     assert ("Pt2ptCheck local:cpu/openmpi/ob1-vader/core latency_8B (lower is better): "
             "median 0.2 us, spread 7.2 %, band -30.3/+43.6 %, runs 0.2 0.21 0.19 0.2 0.35") in lines
     assert len(lines) == 2
+
+
+def test_a_value_unresolved_in_a_run_is_never_calibrated():
+    reports = _reports(RUNS[:3])
+    why = "-0.3 us is not positive, so it is not a measurement (LogP)"
+    reports[1][1]["runs"][0]["testcases"][0]["unresolved"] = {"logp_L_classic": why}
+    refs, notes = calibrate.references(calibrate.collect(reports), runs=3)
+    assert {k.variable for k in refs} == {"latency_8B", "bw_peak"}
+    assert notes == [f"Pt2ptCheck local:cpu/openmpi/ob1-vader/core logp_L_classic: "
+                     f"unresolved in 1 of 3 runs ({why}), not calibrated"]

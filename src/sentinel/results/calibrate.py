@@ -27,7 +27,7 @@ import math
 import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -62,6 +62,8 @@ class Series:
 
     unit: str
     values: list[float]
+    #: Why the runs where the value was unresolved (not a measurement) had none.
+    unresolved: list[str] = field(default_factory=list)
 
 
 def collect(reports: list[tuple[str, dict]]) -> dict[Key, Series]:
@@ -84,7 +86,8 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
                             f"({tc.get('fail_reason')}); fix it or leave it out of the selection")
     perf = tc.get("perfvalues") or {}
     names, values = tc.get("reference_index_names"), tc.get("reference_index_values")
-    if tc.get("result") != "pass" or not perf:
+    unresolved = tc.get("unresolved") or {}
+    if tc.get("result") != "pass" or not (perf or unresolved):
         return
     if not names or not values:
         raise SentinelError(f"{name}: {tc.get('name')} has performance values but no "
@@ -97,6 +100,10 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
             continue
         key = Key(check, tuple(names.split("/")), tuple(values.split("/")), var)
         series.setdefault(key, Series(unit, [])).values.append(float(value))
+    for var, why in unresolved.items():
+        decl = declaration(check, var)
+        key = Key(check, tuple(names.split("/")), tuple(values.split("/")), var)
+        series.setdefault(key, Series(decl.unit if decl else "", [])).unresolved.append(why)
 
 
 def spread(values: list[float]) -> float:
@@ -152,6 +159,9 @@ def _selected(wanted: re.Pattern[str], key: Key) -> bool:
 
 def _unusable(s: Series, runs: int) -> str:
     """Why a variable's runs give no relative band ("" when they do)."""
+    if s.unresolved:
+        return (f"unresolved in {len(s.unresolved)} of {runs} runs ({s.unresolved[0]}), "
+                "not calibrated")
     if len(s.values) != runs:
         return f"in {len(s.values)} of {runs} runs, not calibrated"
     med = statistics.median(s.values)
