@@ -114,7 +114,7 @@ logging = [{
     "perflog_multiline": True,
     "handlers": [
         {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
-        {"type": "file", "name": str(VAR / "reframe.log"), "level": "debug",
+        {"type": "file", "name": str(VAR / "reframe.log"), "level": "verbose",
          "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
          "append": True},
     ],
