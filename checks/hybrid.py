@@ -73,6 +73,7 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     bench = "hybrid"
     bench_options = ("mode", "benchmarks", "min_size", "max_size", "target_time")
     tags = {"hybrid", "nightly", "acceptance"}
+    rotates = True
 
     @run_after("init")
     def set_threads(self) -> None:

@@ -63,6 +63,7 @@ class ImbCheck(StandardSuiteCheck):
     spec = IMB_SPEC
     release_variant = "ImbSourceCheck"
     tags = {"imb", "nightly", "acceptance"}
+    rotates = True
 
     @run_before("run")
     def set_options(self) -> None:

@@ -113,6 +113,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     bench = "jacobi"
     bench_options = ("mode", "iterations", "repetitions")
     tags = {"jacobi", "hybrid", "nightly", "acceptance"}
+    rotates = True
 
     @run_after("init")
     def select(self) -> None:

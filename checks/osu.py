@@ -69,6 +69,7 @@ class OsuCheck(StandardSuiteCheck):
     spec = OSU_SPEC
     release_variant = "OsuSourceCheck"
     tags = {"osu", "nightly", "acceptance"}
+    rotates = True
 
     @property
     def program(self) -> str:

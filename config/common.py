@@ -94,6 +94,9 @@ modes = [
         "--tag", "nightly",
         "--max-retries=1",
         "--session-extras=mode=nightly",
+        # pt2pt and matching on every transport and mapping every night; the
+        # expensive sweeps (threads, Jacobi series, OSU, IMB) each within a week.
+        "-S", "rotation=7",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
         "-S", "time_limit=10m",

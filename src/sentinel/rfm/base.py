@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
+import zlib
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -138,6 +140,25 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: :type: :class:`List[str]`
     referenced_variables = variable(typ.List[str], value=[])
 
+    #: Nights over which a rotating check (:attr:`rotates`) shares out its
+    #: variants: each variant runs on one night in ``rotation`` (the nightly
+    #: mode sets 7, so every variant runs within a week); 1 runs them all.
+    #:
+    #: :type: :class:`int`
+    #: :default: ``1``
+    rotation = variable(int, value=1, loggable=True)
+
+    #: Tonight's number, which picks the variants of the rotation (default:
+    #: days since 1970-01-01, UTC).
+    #:
+    #: :type: :class:`int`
+    night = variable(int, value=int(time.time() // 86400))
+
+    #: Whether this check rotates in the nightly mode (the expensive sweeps:
+    #: threads, Jacobi series, hybrid modes, OSU and IMB) or runs every night
+    #: (point-to-point and matching on every transport and mapping).
+    rotates: bool = False
+
     #: More environment features a subclass requires (``+spack``) or
     #: excludes (``-spack``), in ReFrame's feature syntax.
     environ_features: str = ""
@@ -177,6 +198,16 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         if type(self).__name__ not in self.spec.checks:
             raise SentinelError(f"{type(self).__name__} is not among the checks its declaration "
                                 f"serves ({', '.join(self.spec.checks)}): add it there")
+
+    @run_after("init")
+    def take_turn(self) -> None:
+        """In a rotation, run only on this variant's night (a stable hash of its name)."""
+        if not self.rotates or self.rotation <= 1:
+            return
+        turn = zlib.crc32(self.unique_name.encode()) % self.rotation
+        tonight = self.night % self.rotation
+        self.skip_if(turn != tonight, f"rotation of {self.rotation} nights: runs on night "
+                                      f"{turn}, tonight is night {tonight}")
 
     @run_after("init")
     def generate_valid_pairs(self) -> None:
