@@ -27,10 +27,16 @@ def test_transport_runs_verified_with_matching_time(quick_matrix, family, transp
     assert tc["result"] == "pass", tc.get("fail_reason")
     assert SELECTED[transport] in tc["transport_selected"], tc["transport_selected"]
     perf = tc["perfvalues"]
-    for var in ("match_time_tag", "match_time_comm", "match_time_umq_tag",
-                "match_time_prq_tag", "match_r2_tag", "iot_tag", "rot_tag", "diff_tag"):
+    for var in ("match_r2_tag", "iot_tag", "rot_tag", "diff_tag"):
         value, *_, unit, _result = perf[f"local:cpu:{var}"]
         assert isinstance(value, float)
+    # M at quick sizes is a few ns: a value above zero, or unresolved with why
+    for var in ("match_time_tag", "match_time_comm", "match_time_umq_tag",
+                "match_time_prq_tag"):
+        if f"local:cpu:{var}" in perf:
+            assert perf[f"local:cpu:{var}"][0] > 0
+        else:
+            assert "is not positive" in tc["unresolved"][var], tc.get("unresolved")
     assert tc["queue_model"] in ("shared", "per-communicator", "inconclusive")
     assert tc["reference_status"].startswith("no reference:")
 
@@ -106,7 +112,9 @@ def test_pt2pt_runs_verified_with_curves_fits_and_logp(quick_matrix, family, tra
     assert tc["result"] == "pass", tc.get("fail_reason")
     assert SELECTED[transport] in tc["transport_selected"]
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
-    assert set(PT2PT_VARS) <= set(perf), set(PT2PT_VARS) - set(perf)
+    # g(1) = RTT(1) - RTT(0) + g(0) may come out below zero: then unresolved, with why
+    reported = set(perf) | set(tc.get("unresolved") or {})
+    assert set(PT2PT_VARS) <= reported, set(PT2PT_VARS) - reported
     assert perf["latency_8B"][0] > 0 and perf["bw_peak"][0] > 0
 
 
