@@ -2,6 +2,7 @@
 
     sentinel calibrate --partition local:cpu [--runs 5] -- -n Pt2ptCheck ...
     sentinel report [RUN_REPORT ...] [--db FILE] [--out DIR]
+    sentinel plan --system SYSTEM [--mode MODE] [-C extra.py ...] [--json] [-- reframe args]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -17,6 +18,12 @@ type) is named on stderr and left out; the report is written from the rest,
 and the exit status is 1. So is it when the newest of the run reports read
 records a session that ran no test case (a selection that matched nothing).
 
+``plan`` dry-runs the selection (``reframe --dry-run``: job scripts are
+generated, nothing is submitted; stage, log and report go to a temporary directory)
+and prints per partition the batch jobs, the node-hours (nodes x time limit)
+and the estimated wall time, from the results database where the tests ran
+before: see :mod:`sentinel.results.plan`.
+
 Errors are one line naming what is wrong; exit 1.
 """
 
@@ -24,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +41,7 @@ from pathlib import Path
 
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, repo_root, results_db
-from sentinel.results import calibrate, report
+from sentinel.results import calibrate, plan, report
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,7 +76,25 @@ def _parser() -> argparse.ArgumentParser:
                         "<output>/var/results.db)")
     r.add_argument("--out", type=Path, default=None,
                    help="directory to write to (default <output>/reports)")
+    _plan_parser(sub)
     return p
+
+
+def _plan_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plan", help="jobs, node-hours and wall time of a selection, before "
+                                    "it runs (reframe --dry-run)")
+    p.add_argument("--system", required=True,
+                   help="system (or system:partition) to plan for, e.g. big_site")
+    p.add_argument("--mode", default=None, help="ReFrame mode: quick, nightly, acceptance")
+    p.add_argument("-C", dest="configs", type=Path, action="append", default=[],
+                   metavar="FILE", help="configuration file added to config/settings.py "
+                                        "(repeatable), e.g. tests/config/big_site.py")
+    p.add_argument("--db", type=Path, default=None,
+                   help="results database with the measured run times (default "
+                        "$SENTINEL_RESULTS_DB or <output>/var/results.db)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("selection", nargs=argparse.REMAINDER,
+                   help="after --: more reframe options selecting the checks (-n, -p, -S, -c)")
 
 
 def _reframe() -> str:
@@ -76,6 +103,12 @@ def _reframe() -> str:
     if not found:
         raise SentinelError("the reframe command is not installed (pip install -e .)")
     return found
+
+
+def _tail(proc: subprocess.CompletedProcess, lines: int = 3) -> str:
+    """The last lines of a command's output, one line, without colour codes."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + (proc.stderr or ""))
+    return " | ".join([line for line in text.strip().splitlines() if line.strip()][-lines:])
 
 
 def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, dict]]:
@@ -91,9 +124,8 @@ def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, d
         print(f"sentinel calibrate: run {i}/{args.runs}", file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if not report.exists():
-            last = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
             raise SentinelError(f"run {i}: reframe wrote no report (exit {proc.returncode}): "
-                                + " | ".join(last))
+                                + _tail(proc))
         reports.append((f"run {i}", json.loads(report.read_text())))
     return reports
 
@@ -151,13 +183,73 @@ def report_command(args: argparse.Namespace) -> int:
     return 1 if written.problems or written.errors else 0
 
 
+def _plan_reframe(args: argparse.Namespace, tmp: Path) -> tuple[list[dict], dict]:
+    """The system's partitions (``--show-config``) and the selection's dry-run report."""
+    for path in args.configs:
+        if not path.is_file():
+            raise SentinelError(f"-C {path}: no such file")
+    configs = [repo_root() / "config" / "settings.py", *args.configs]
+    base = [_reframe(), "--nocolor", *(x for c in configs for x in ("-C", str(c.resolve()))),
+            "--system", args.system]
+    env = {**os.environ, "SENTINEL_OUTPUT": str(tmp)}
+    proc = subprocess.run([*base, "--show-config=systems/0/partitions"],
+                          capture_output=True, text=True, env=env)
+    try:
+        partitions = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except ValueError:
+        partitions = None
+    if not isinstance(partitions, list):
+        raise SentinelError(f"reframe could not show the partitions of {args.system} (exit "
+                            f"{proc.returncode}): {_tail(proc)}")
+    report_file = tmp / "dry-run.json"
+    mode = ["--mode", args.mode] if args.mode else []
+    selection = [a for a in args.selection if a != "--"]
+    print(f"sentinel plan: dry-run of the selection on {args.system} (nothing is submitted)",
+          file=sys.stderr, flush=True)
+    # --prefix: a system that an extra -C file adds has no prefix under
+    # SENTINEL_OUTPUT, and ReFrame would stage into the current directory.
+    proc = subprocess.run([*base, *mode, *selection, "--dry-run", "--prefix", str(tmp),
+                           "--report-file", str(report_file)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if not report_file.exists() and proc.returncode == 0:
+        raise SentinelError("the selection matched no test case (reframe --dry-run ran none)")
+    if not report_file.exists():
+        raise SentinelError(f"reframe wrote no report (exit {proc.returncode}): {_tail(proc)}")
+    try:
+        return partitions, json.loads(report_file.read_text())
+    except ValueError as err:
+        raise SentinelError(f"the dry-run's report is not JSON ({err}): {_tail(proc)}") \
+            from None
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    """Dry-run the selection, count its jobs and node-hours, estimate its wall time."""
+    with tempfile.TemporaryDirectory(prefix="sentinel-plan-") as tmp:
+        entries, dry_run = _plan_reframe(args, Path(tmp))
+    if plan.cases_in(dry_run) == 0:
+        raise SentinelError("the selection matched no test case")
+    partitions = plan.partitions_of(args.system, entries, plan.reframe_default_max_jobs())
+    jobs, failed = plan.jobs_of(dry_run)
+    db = args.db or results_db()
+    system = partitions[0].system
+    measured = plan.measured_times(db, system, {j.key for j in jobs})
+    the_plan = plan.build(partitions, jobs, failed, measured, db)
+    if args.json:
+        selection = [a for a in args.selection if a != "--"]
+        print(json.dumps(plan.as_json(the_plan, system, args.mode, selection), indent=2))
+    else:
+        print("\n".join(plan.render(the_plan)))
+    return 1 if failed else 0
+
+
+_COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sentinel`` command."""
     args = _parser().parse_args(argv)
     try:
-        if args.command == "report":
-            return report_command(args)
-        return calibrate_command(args)
+        return _COMMANDS[args.command](args)
     except SentinelError as err:
         print(f"sentinel {args.command}: {err}", file=sys.stderr)
         return 1

@@ -1,0 +1,61 @@
+"""``sentinel plan`` with the real ReFrame: on this host, and on the big_site fixture."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.integration.conftest import QUICK, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+SELECTION = ["-n", "Pt2ptCheck.*mapping=core", "-p", "openmpi"]
+
+
+def _sentinel(args: list[str], out: Path) -> subprocess.CompletedProcess:
+    """``sentinel plan ARGS`` run in ``out`` (empty), with its output there too."""
+    out.mkdir(exist_ok=True)
+    env = {**os.environ, "SENTINEL_OUTPUT": str(out)}
+    env.pop("SENTINEL_RESULTS_DB", None)  # a fresh, empty history under ``out``
+    proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "plan", *args],
+                          capture_output=True, text=True, env=env, cwd=out, timeout=900)
+    litter = sorted(p.name for p in out.iterdir())
+    assert litter == [], litter  # stage, log and report went to a temporary directory
+    return proc
+
+
+def test_plan_counts_the_jobs_the_same_dry_run_generates(tmp_path):
+    need_stack("openmpi")
+    proc = _sentinel(["--system", "local", "--mode", "quick", "--json", "--", *SELECTION],
+                     tmp_path / "plan")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    planned = json.loads(proc.stdout)
+    dry = reframe([*QUICK, *SELECTION, "--dry-run"], tmp_path)
+    assert dry.returncode == 0, dry.output[-3000:]
+    ran = [tc for tc in dry.report["runs"][0]["testcases"]
+           if tc["result"] != "skip" and not tc["fixture"]]
+    assert ran and planned["total"]["jobs"] == len(ran)
+    (cpu,) = planned["partitions"]
+    assert (cpu["partition"], cpu["jobs"], cpu["max_jobs"]) == ("local:cpu", len(ran), 1)
+    assert cpu["wall_from"] == "bound"  # no history under tmp_path
+    assert cpu["wall_s"] == pytest.approx(len(ran) * 120)  # quick: -S time_limit=2m
+
+
+def test_plan_of_the_big_site_nightly_has_ten_partitions_and_a_total(tmp_path):
+    # The checks that run every night: the whole nightly takes 2 min to dry-run here.
+    proc = _sentinel(["-C", str(ROOT / "tests" / "config" / "big_site.py"), "--system", "big_site",
+                      "--mode", "nightly", "--", "-n", "MatchingCheck"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:2] == ["partition", "jobs"]
+    rows = [line.split() for line in lines[1:]]
+    assert [r[0] for r in rows[:10]] == [f"big_site:p{n:02d}" for n in range(10)]
+    assert rows[10][0] == "total"
+    # (8 + 3 + 4) transports x 3 mappings, less the 4 shared-memory ones at node
+    assert all(r[1] == "41" for r in rows[:10]), rows
