@@ -66,6 +66,14 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
     return Run(proc.returncode, proc.stdout + proc.stderr, report, out)
 
 
+def mpi_env() -> dict[str, str]:
+    """This process's environment, for launching an MPI directly (as root: allowed)."""
+    e = dict(os.environ)
+    if os.geteuid() == 0:  # local-test environment only
+        e.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return e
+
+
 def _detected() -> set[str]:
     intel = Path(os.environ.get("SENTINEL_INTEL_MPI_ROOT", ROOT / ".venv-impi"))
     stacks = (detect.openmpi(launchers_dir()), detect.mpich(launchers_dir()),

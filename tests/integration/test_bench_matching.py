@@ -1,25 +1,17 @@
 """The matching benchmark built with each MPI's wrapper and run directly."""
 
-import os
 import shutil
 import subprocess
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.integration.conftest import need_stack
+from tests.integration.conftest import mpi_env, need_stack
 
 pytestmark = pytest.mark.integration
 
 STACKS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi"]),
           "mpich": ("mpicc.mpich", ["mpiexec.mpich"])}
-
-
-def env():
-    e = dict(os.environ)
-    if os.geteuid() == 0:  # local-test environment only
-        e.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return e
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
@@ -37,7 +29,7 @@ def bench(request, tmp_path_factory):
 def run(bench, nranks, *args):
     launcher, exe = bench
     return subprocess.run([*launcher, "-np", str(nranks), exe, *args], capture_output=True,
-                          text=True, env=env(), timeout=120)
+                          text=True, env=mpi_env(), timeout=120)
 
 
 def test_small_run_is_complete_and_verified(bench):
@@ -73,7 +65,7 @@ def test_pt2pt_argument_validation(bench):
     launcher, exe = bench
     pt2pt = exe.replace("matching/matching", "pt2pt/pt2pt")
     p = subprocess.run([*launcher, "-np", "2", pt2pt, "--min-size", "64", "--max-size", "8"],
-                       capture_output=True, text=True, env=env(), timeout=60)
+                       capture_output=True, text=True, env=mpi_env(), timeout=60)
     assert p.returncode != 0
     assert "pt2pt: error: --min-size 64 is larger than --max-size 8" in p.stderr
 
@@ -84,7 +76,7 @@ def test_pt2pt_bandwidth_counts_windows(bench):
     p = subprocess.run([*launcher, "-np", "2", pt2pt, "--metrics", "bw,bibw", "--max-size",
                         "131072", "--min-size", "65536", "--windows", "3", "--windows-large",
                         "2", "--window", "4", "--repetitions", "2"],
-                       capture_output=True, text=True, env=env(), timeout=60)
+                       capture_output=True, text=True, env=mpi_env(), timeout=60)
     assert p.returncode == 0, p.stderr
     assert "windows=3 windows_large=2" in p.stdout
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("SENTINEL_PT2PT ")]
@@ -94,5 +86,5 @@ def test_pt2pt_bandwidth_counts_windows(bench):
         ["metric=bw", "mode=standard", "bytes=131072"],
         ["metric=bibw", "mode=standard", "bytes=131072"]]
     p = subprocess.run([*launcher, "-np", "2", pt2pt, "--windows-large", "0"],
-                       capture_output=True, text=True, env=env(), timeout=60)
+                       capture_output=True, text=True, env=mpi_env(), timeout=60)
     assert "pt2pt: error: --windows-large: 0 is out of range [1, 100000000]" in p.stderr

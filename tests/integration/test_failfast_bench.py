@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.conftest import ROOT
-from tests.integration.conftest import need_stack
+from tests.integration.conftest import mpi_env, need_stack
 
 pytestmark = pytest.mark.integration
 
@@ -32,13 +32,6 @@ QUICK = {"pt2pt": ["--max-size", "1024", "--iterations", "10", "--repetitions", 
 
 # The host as the benchmarks name it (SENTINEL_AFFINITY).
 HOST = os.environ.get("SLURMD_NODENAME") or os.uname().nodename
-
-
-def env():
-    e = dict(os.environ)
-    if os.geteuid() == 0:  # local-test environment only
-        e.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return e
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
@@ -59,7 +52,7 @@ def run(stack, binding, bench, *args):
     src, launcher, _, _ = stack
     start = time.monotonic()
     p = subprocess.run([*launcher, *binding, str(src / bench / bench), *args],
-                       capture_output=True, text=True, env=env(), timeout=120)
+                       capture_output=True, text=True, env=mpi_env(), timeout=120)
     return p, time.monotonic() - start
 
 
