@@ -8,14 +8,11 @@
 """
 
 import copy
-import importlib.util
+import runpy
 from pathlib import Path
 
-_helper = importlib.util.spec_from_file_location(
-    "sentinel_local_copy", Path(__file__).resolve().parent / "local_copy.py")
-_module = importlib.util.module_from_spec(_helper)
-_helper.loader.exec_module(_module)
-_configuration, _envs, _partition = _module.local_copy()
+_local_copy = runpy.run_path(str(Path(__file__).resolve().with_name("local_copy.py")))
+_configuration, _envs, _partition = _local_copy["local_copy"]()
 site_configuration = _configuration  # ReFrame looks for this assignment
 
 if "openmpi" in _envs:
