@@ -65,4 +65,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src checks tests config benchmarks
 
 clean:
-	rm -rf var reports/perflogs reports/run-report-*.json
+	rm -rf var reports/perflogs reports/run-report-*.json reports/.run-start
