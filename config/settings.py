@@ -17,6 +17,8 @@ import socket
 import sys
 from pathlib import Path
 
+from sentinel.rfm.cmdline import option_values
+
 _HERE = Path(__file__).resolve().parent
 
 
@@ -29,26 +31,9 @@ def _load(path: Path):
 
 def _requested_system(argv: list[str]) -> str | None:
     """The system named by ``--system`` (or ``RFM_SYSTEM``), without its partition."""
-    name = os.environ.get("RFM_SYSTEM")
-    for i, arg in enumerate(argv):
-        if arg == "--system" and i + 1 < len(argv):
-            name = argv[i + 1]
-        elif arg.startswith("--system="):
-            name = arg.split("=", 1)[1]
-    return name.split(":", 1)[0] if name else None
-
-
-def _prgenv_patterns(argv: list[str]) -> list[str]:
-    """The ``-p``/``--prgenv`` patterns given on the command line, in order."""
-    found = []
-    for i, arg in enumerate(argv):
-        if arg in ("-p", "--prgenv") and i + 1 < len(argv):
-            found.append(argv[i + 1])
-        elif arg.startswith("--prgenv="):
-            found.append(arg.split("=", 1)[1])
-        elif arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
-            found.append(arg[2:])
-    return found
+    names = [os.environ.get("RFM_SYSTEM"), *option_values(argv, None, "--system")]
+    name = [n for n in names if n][-1:]
+    return name[0].split(":", 1)[0] if name else None
 
 
 def _with_prgenvs(modes: list[dict], patterns: list[str]) -> list[dict]:
@@ -123,7 +108,7 @@ site_configuration = {
     "environments": [env for m in _systems for env in m.environments],
     "general": _common.general,
     "logging": _common.logging,
-    "modes": _with_prgenvs(_common.modes, _prgenv_patterns(sys.argv)),
+    "modes": _with_prgenvs(_common.modes, option_values(sys.argv, "-p", "--prgenv")),
     "storage": _common.storage,
 }
 

@@ -20,22 +20,16 @@ from pathlib import Path
 
 from reframe.core.fields import make_convertible
 
+from sentinel.rfm.cmdline import option_values
+
 #: Prefix of the module names the check files are imported under here, apart
 #: from the modules ReFrame's loader creates for them later.
 _PROBE = "_sentinel_setvar_probe_"
 
 
 def set_options(argv: list[str]) -> list[tuple[str, str]]:
-    """The ``-S``/``--setvar`` arguments of a command line: (as given, ``NAME=VALUE``)."""
-    found = []
-    for i, arg in enumerate(argv):
-        if arg in ("-S", "--setvar") and i + 1 < len(argv):
-            found.append((f"{arg} {argv[i + 1]}", argv[i + 1]))
-        elif arg.startswith("--setvar="):
-            found.append((arg, arg.split("=", 1)[1]))
-        elif arg.startswith("-S") and len(arg) > 2:
-            found.append((arg, arg[2:]))
-    return found
+    """The ``-S``/``--setvar`` arguments of a command line: (as an option, ``NAME=VALUE``)."""
+    return [(f"-S {value}", value) for value in option_values(argv, "-S", "--setvar")]
 
 
 def check_files(argv: list[str], default: list[Path]) -> list[Path]:
@@ -45,8 +39,7 @@ def check_files(argv: list[str], default: list[Path]) -> list[Path]:
     so a relative ``-c`` cannot be resolved from here; the suite's own checks
     are always validated.
     """
-    given = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg in ("-c", "--checkpath")]
-    given += [arg.split("=", 1)[1] for arg in argv if arg.startswith("--checkpath=")]
+    given = option_values(argv, "-c", "--checkpath")
     files: dict[Path, None] = {}
     for path in [*default, *(Path(g) for g in given if Path(g).is_absolute())]:
         for f in (sorted(path.glob("*.py")) if path.is_dir() else [path]):

@@ -1,0 +1,17 @@
+"""Options of ReFrame's command line, read before ReFrame parses it (at configuration load)."""
+
+from __future__ import annotations
+
+
+def option_values(argv: list[str], short: str | None, long: str) -> list[str]:
+    """Every value of an option, in order: ``-S V``, ``-SV``, ``--setvar V``, ``--setvar=V``."""
+    found = []
+    for i, arg in enumerate(argv):
+        if arg in (short, long) and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith(f"{long}="):
+            found.append(arg.split("=", 1)[1])
+        elif short and arg.startswith(short) and len(arg) > len(short) \
+                and not arg.startswith("--"):
+            found.append(arg[len(short):])
+    return found
