@@ -197,11 +197,11 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         self.checksums = ",".join(f"{n}:{r.checksum!r}" for n, r in results.items())
         values = Values(self.spec)
         for result in results.values():
-            values.update(jacobi.values(result))
-            values.update(self._model(result, results[1]))
+            values.merge(jacobi.values(result))
+            values.merge(self._model(result, results[1]))
         return values
 
-    def _model(self, result, single) -> dict:
+    def _model(self, result, single) -> Values:
         """The model (weak) or the efficiency (strong) of one launch."""
         if self.scaling == "strong":
             return jacobi.efficiency(result, single)
