@@ -20,9 +20,12 @@ calibration and the degraded runs is the degradation:
 
 Runs retry a failed test once (``--max-retries=1``, as the nightly mode
 does): a transient slowdown of this shared 2-vCPU host does not repeat, a
-degradation does. The bands have a 35 % floor (``--floor 0.35``): this
-shared host's TCP bandwidth drifted by -29 % for a minute, retry included,
-with nothing changed; a dedicated node keeps the 10 % default. Seven
+degradation does. The bands have a 35 % floor (``--floor 0.35``), and the
+TCP ones a 60 % floor (``--floor 'openmpi/ob1-tcp/.*=0.6'``): this shared
+host's TCP bandwidth drifted by -29 % for a minute, retry included, with
+nothing changed, and in a later CI run fell below -35 % in one run and its
+retry; the 2 Gbit/s limit is -96 %, far outside either floor. A dedicated
+node keeps the 10 % default. Seven
 calibration runs, not five: in one CI run the first two of five TCP runs
 came out -40 % (3457 and 3081 against 5552 MB/s), and five runs let two
 outliers move the MAD. In another CI run, seven TCP runs spread over
@@ -60,7 +63,7 @@ SELECTION = [*PARAMS, "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=
 VARIABLES = "bw_peak|bibw_peak|openmpi/ob1-vader/core/bw_1048576B"
 CALIBRATED = 5  # variables over both transports
 RUNS = 7
-FLOOR = 0.35
+FLOORS = ["0.35", "openmpi/ob1-tcp/.*=0.6"]
 UNCHANGED = 3
 ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}  # the namespace has no other interface
 
@@ -72,7 +75,7 @@ def _calibrate(inside: list[str], refs: Path, out: Path) -> str:
                            "--partition", "local:cpu", "--runs", str(RUNS),
                            "--checks", str(ROOT / "checks" / "pt2pt.py"),
                            "--references", str(refs), "--variables", VARIABLES,
-                           "--floor", str(FLOOR),
+                           *(arg for floor in FLOORS for arg in ("--floor", floor)),
                            "--", *SELECTION], capture_output=True, text=True, env=env,
                           cwd=out, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

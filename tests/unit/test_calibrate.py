@@ -163,3 +163,23 @@ def test_a_value_unresolved_in_a_run_is_never_calibrated():
     assert {k.variable for k in refs} == {"latency_8B", "bw_peak"}
     assert notes == [f"Pt2ptCheck local:cpu/openmpi/ob1-vader/core logp_L_classic: "
                      f"unresolved in 1 of 3 runs ({why}), not calibrated"]
+
+
+def test_floor_per_variable_first_match_wins():
+    floor = calibrate.floors(["0.2", "openmpi/ob1-vader/.*_peak=0.5", "bw_.*=0.3"])
+    refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), runs=5, floor=floor)
+    by_var = {k.variable: v for k, v in refs.items()}
+    assert by_var["bw_peak"][1:3] == [-0.5, 0.5]  # the path pattern, listed first
+    # latency's own band (-0.303/+0.436) is wider than the default floor of 0.2
+    assert by_var["latency_8B"][1:3] == [-0.303, 0.436]
+    assert calibrate.floors([]).of(next(iter(refs))) == calibrate.DEFAULT_FLOOR
+
+
+@pytest.mark.parametrize(("spec", "why"), [
+    ("abc", r"--floor 'abc': expected a number such as 0.2, or PATTERN=NUMBER"),
+    ("bw=1.5", r"--floor 'bw=1.5': 1.5 is not in \[0, 1\)"),
+    ("(bw=0.3", r"--floor '\(bw=0.3': bad regular expression"),
+])
+def test_bad_floor_is_named(spec, why):
+    with pytest.raises(SentinelError, match=why):
+        calibrate.floors([spec])

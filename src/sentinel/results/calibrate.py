@@ -66,6 +66,49 @@ class Series:
     unresolved: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Floors:
+    """The smallest relative tolerance of each variable.
+
+    ``default`` unless one of ``overrides`` (pattern, floor), tried in order,
+    matches the variable as ``--variables`` does: a noisy transport (TCP on a
+    shared host) may need a wider floor than shared memory on the same run.
+    """
+
+    default: float = DEFAULT_FLOOR
+    overrides: tuple[tuple[re.Pattern[str], float], ...] = ()
+
+    def of(self, key: Key) -> float:
+        """The floor of ``key``'s band."""
+        for pattern, value in self.overrides:
+            if _selected(pattern, key):
+                return value
+        return self.default
+
+
+def floors(specs: list[str]) -> Floors:
+    """``--floor`` values (``0.2`` or ``PATTERN=0.5``) as Floors; SentinelError names a bad one."""
+    default, overrides = DEFAULT_FLOOR, []
+    for spec in specs:
+        pattern, _, text = spec.rpartition("=")
+        try:
+            value = float(text)
+        except ValueError:
+            raise SentinelError(f"--floor {spec!r}: expected a number such as 0.2, or "
+                                "PATTERN=NUMBER") from None
+        if not 0 <= value < 1:
+            raise SentinelError(f"--floor {spec!r}: {value:g} is not in [0, 1) (a lower "
+                                "bound of -100 % or below would accept a zero)")
+        if not pattern:
+            default = value
+            continue
+        try:
+            overrides.append((re.compile(pattern), value))
+        except re.error as err:
+            raise SentinelError(f"--floor {spec!r}: bad regular expression: {err}") from None
+    return Floors(default, tuple(overrides))
+
+
 def collect(reports: list[tuple[str, dict]]) -> dict[Key, Series]:
     """Every performance value of the passing tests of the run reports.
 
@@ -120,13 +163,14 @@ def band(values: list[float], k: float = DEFAULT_K,
 
 
 def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
-               floor: float = DEFAULT_FLOOR,
+               floor: Floors = Floors(),
                variables: str = "") -> tuple[dict[Key, list], list[str]]:
     """Reference entries, and notes on the variables left out (and why).
 
     ``variables`` (a regular expression) limits the calibration to the
     performance variables whose name, or whose path below the partition
-    (``openmpi/ob1-vader/core/bw_1048576B``), it matches in full. A variable
+    (``openmpi/ob1-vader/core/bw_1048576B``), it matches in full; ``floor``
+    gives each variable its smallest tolerance. A variable
     whose runs cross zero or spread over more than a factor 2 is not
     resolved by these runs (a difference of two nearly equal times, a fit
     quality) and is left out.
@@ -142,7 +186,7 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
         if note:
             notes.append(f"{where}: {note}")
             continue
-        lower, upper = band(s.values, k, floor)
+        lower, upper = band(s.values, k, floor.of(key))
         if lower < -0.5:
             notes.append(f"{where}: band {100 * lower:+.0f}/{100 * upper:+.0f} % would not "
                          "catch a halving (runs " + _runs(s.values) + "); calibrate again on "

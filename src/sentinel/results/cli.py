@@ -52,8 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--runs", type=int, default=5, help="runs of the selection (default 5)")
     c.add_argument("--k", type=float, default=calibrate.DEFAULT_K,
                    help="band = k * 1.4826 * MAD of ln(runs), as a ratio either way (default 5)")
-    c.add_argument("--floor", type=float, default=calibrate.DEFAULT_FLOOR,
-                   help="smallest relative tolerance on either side (default 0.10)")
+    c.add_argument("--floor", action="append", default=[],
+                   help="smallest relative tolerance on either side (default 0.10); "
+                        "PATTERN=NUMBER sets it for the variables PATTERN matches as "
+                        "--variables does (e.g. 'openmpi/ob1-tcp/.*=0.5'), repeatable, "
+                        "first match wins")
     c.add_argument("--variables", default="",
                    help="regular expression matching in full the name of each performance "
                         "variable to calibrate, or its path below the partition "
@@ -136,6 +139,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         raise SentinelError("--runs must be at least 2: the tolerance comes from the spread")
     if ":" not in args.partition:
         raise SentinelError(f"--partition {args.partition!r}: expected system:partition")
+    floor = calibrate.floors(args.floor)  # a bad --floor fails before the runs
     for path in args.checks or []:
         if not path.exists():
             raise SentinelError(f"--checks {path}: no such file or directory")
@@ -144,7 +148,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
         reports = _run_selection(args, Path(tmp))
     series = calibrate.collect(reports)
-    refs, notes = calibrate.references(series, args.runs, args.k, args.floor, args.variables)
+    refs, notes = calibrate.references(series, args.runs, args.k,
+                                       floor, args.variables)
     if not refs:
         raise SentinelError("the selection produced no performance values to calibrate")
     old_text = path.read_text() if path.exists() else ""
