@@ -58,11 +58,6 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`float`
     target_time = variable(float, value=1.0)
 
-    #: Transports (``family/name``) to run; empty: every transport.
-    #:
-    #: :type: :class:`List[str]`
-    transports = variable(typ.List[str], value=[])
-
     #: Allow 2 x ``threads`` beyond a node's cores.
     #:
     #: :type: :class:`bool`
@@ -77,9 +72,7 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
 
     @run_after("init")
     def set_threads(self) -> None:
-        """Only the selected transports; each rank gets ``threads`` cores."""
-        self.skip_if(bool(self.transports) and self.transport not in self.transports,
-                     f"{self.transport} is not in HybridCheck.transports")
+        """Each rank gets ``threads`` cores."""
         self.num_cpus_per_task = self.threads
 
     @run_after("setup")

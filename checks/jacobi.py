@@ -93,11 +93,6 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     repetitions = variable(int, value=3)
 
-    #: Transports (``family/name``) to run; empty: every transport.
-    #:
-    #: :type: :class:`List[str]`
-    transports = variable(typ.List[str], value=[])
-
     #: Allow ``max_ranks`` x ``threads`` beyond the partition's cores.
     #:
     #: :type: :class:`bool`
@@ -118,13 +113,11 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     @run_after("init")
     def select(self) -> None:
         """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
-        self.skip_if(bool(self.transports) and self.transport not in self.transports,
-                     f"{self.transport} is not in JacobiCheck.transports")
         self.skip_if(self.mode == "pure" and self.threads > 1, "pure MPI runs one thread per rank")
         cores = _largest_partition_cores()
         self.skip_if(not self.oversubscribe and self.threads > cores,
                      f"{self.threads} threads per rank; the largest partition has {cores} cores")
-        if self.scaling == "weak":
+        if self.scaling == "weak" and not self.is_series:
             self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
 
     @run_after("setup")

@@ -97,6 +97,9 @@ modes = [
         # pt2pt and matching on every transport and mapping every night; the
         # expensive sweeps (threads, Jacobi series, OSU, IMB) each within a week.
         "-S", "rotation=7",
+        # One job per environment runs its transports one after another; each
+        # transport keeps its own test case (sentinel.rfm.series).
+        "-S", "pack_transports=true",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
         "-S", "time_limit=10m",
@@ -104,6 +107,7 @@ modes = [
     # Procurement acceptance: seed parameters; a missing reference fails.
     {"name": "acceptance", "options": [
         "--tag", "acceptance", "-S", "require_partition_reference=true",
+        "-S", "pack_transports=true",
     ]},
 ]
 
@@ -113,7 +117,21 @@ storage = [{
     "sqlite_db_file": str(RESULTS_DB),
 }]
 
+def _logger_level() -> str:
+    """The most detailed level a handler takes: the file's (verbose), or the console's.
+
+    ReFrame's default logger level lets every record through to the
+    handlers, and it fills each record's check fields before a handler can
+    drop it: at site scale, debug records nobody keeps cost a third of a
+    dry-run. ``-vv`` and ``-vvv`` still get the console their debug output.
+    """
+    steps = sum(a.count("v") for a in sys.argv[1:] if a.startswith("-v") and set(a[1:]) == {"v"})
+    steps += sys.argv[1:].count("--verbose")
+    return ["verbose", "verbose", "debug", "debug2"][min(steps, 3)]
+
+
 logging = [{
+    "level": _logger_level(),
     "perflog_multiline": True,
     "handlers": [
         {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import time
 import zlib
 
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
+import reframe.utility.udeps as udeps
 from reframe.core import runtime
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeFatalError, SanityError
@@ -42,7 +44,8 @@ from sentinel.mpi.transports import CATALOGUE, Transport
 from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
-from sentinel.rfm import reframe_fixes
+from sentinel.rfm import reframe_fixes, series
+from sentinel.rfm.variants import variant_name
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
 LDD_FILE = "rfm_ldd.txt"
@@ -78,21 +81,31 @@ reframe_fixes.install()
 
 
 def offered_transports() -> list[str]:
-    """Catalogue entries an environment of the selected system offers.
+    """Catalogue entries an environment of the selected system offers, and series jobs.
 
     ReFrame instantiates every variant of a check before it matches
     environments, about 20 ms each: generating the 39 catalogue transports
     where a system offers 15 cost a site listing most of its time. Before
     ReFrame has a runtime (the configuration checking ``-S`` values), the
-    whole catalogue.
+    whole catalogue. Each family offered also gets its series job
+    (``openmpi/all``, :mod:`sentinel.rfm.series`).
     """
     try:
         system = runtime.runtime().system
     except ReframeFatalError:
-        return sorted(CATALOGUE)
-    features = [set(env.features) for part in system.partitions for env in part.environs]
-    return sorted(key for key, t in CATALOGUE.items()
-                  if any({t.family, t.name} <= f for f in features))
+        keys = sorted(CATALOGUE)
+    else:
+        features = [set(env.features) for part in system.partitions for env in part.environs]
+        keys = sorted(key for key, t in CATALOGUE.items()
+                      if any({t.family, t.name} <= f for f in features))
+    families = sorted({CATALOGUE[key].family for key in keys})
+    return keys + [series.series_key(family) for family in families]
+
+
+def _transport_label(key: str) -> str:
+    """``ob1-tcp`` for a transport, ``openmpi-all`` for a series job."""
+    family, name = key.split("/", 1)
+    return f"{family}-{name}" if series.is_series_key(key) else name
 
 
 class TransportMappingTest(rfm.RunOnlyRegressionTest):
@@ -105,8 +118,29 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #:
     #: :type: :class:`str`
     #: :values: the catalogue entries the system offers
-    transport = parameter(offered_transports(), fmt=lambda key: key.split("/", 1)[1],
-                          loggable=True)
+    transport = parameter(offered_transports(), fmt=_transport_label, loggable=True)
+
+    #: Transports (``family/name``) to run; empty: every transport offered.
+    #:
+    #: :type: :class:`List[str]`
+    #: :default: ``[]``
+    transports = variable(typ.List[str], value=[])
+
+    #: Run the transports of each environment one after another in one job
+    #: (the series job, ``%transport=<family>-all``) instead of one job each;
+    #: every transport keeps its own test case, verdict, references and
+    #: failure message (:mod:`sentinel.rfm.series`). Set by the nightly and
+    #: acceptance modes.
+    #:
+    #: :type: :class:`bool`
+    #: :default: ``False``
+    pack_transports = variable(bool, value=False, loggable=True)
+
+    #: What each launch of a series job ended with (``ob1-tcp:0 ucx-tcp:124``).
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set by a series job's sanity)
+    series_launches = variable(str, value="", loggable=True)
 
     #: Rank placement: ``core``, ``socket`` or ``node``.
     #:
@@ -184,8 +218,32 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     @property
     def transport_info(self) -> Transport:
-        """The catalogue entry of :attr:`transport`."""
+        """The catalogue entry of :attr:`transport` (a series job: its family, no settings)."""
+        if self.is_series:
+            return Transport(self.transport.split("/", 1)[0], series.SERIES, {}, {}, False)
         return CATALOGUE[self.transport]
+
+    @property
+    def is_series(self) -> bool:
+        """Whether this variant is a series job (``transport=<family>-all``)."""
+        return series.is_series_key(self.transport)
+
+    @property
+    def in_series(self) -> bool:
+        """Whether this transport's launch belongs to a series job."""
+        return self.pack_transports and not self.is_series
+
+    @property
+    def from_series(self) -> bool:
+        """Whether this run takes its launch from the series job (a retry runs its own)."""
+        return self.in_series and self.local
+
+    @property
+    def series_name(self) -> str:
+        """The unique name of the series job of this variant's family and other parameters."""
+        params = dict(type(self).get_variant_info(self.variant_num)["params"])
+        params["transport"] = series.series_key(self.transport_info.family)
+        return variant_name(type(self), type(self).__name__, **params)
 
     @property
     def transport_name(self) -> str:
@@ -204,20 +262,43 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """In a rotation, run only on this variant's night (a stable hash of its name)."""
         if not self.rotates or self.rotation <= 1:
             return
-        turn = zlib.crc32(self.unique_name.encode()) % self.rotation
+        # A series job and its transports take the same night.
+        name = self.series_name if self.pack_transports else self.unique_name
+        turn = zlib.crc32(name.encode()) % self.rotation
         tonight = self.night % self.rotation
         self.skip_if(turn != tonight, f"rotation of {self.rotation} nights: runs on night "
                                       f"{turn}, tonight is night {tonight}")
 
     @run_after("init")
     def generate_valid_pairs(self) -> None:
-        """Drop impossible pairs; run only where the environment offers the transport."""
+        """Drop impossible pairs; run only where the environment offers the transport.
+
+        A series job runs in every environment of its family; a transport in
+        a series depends on its series job (same partition and environment).
+        """
         t = self.transport_info
-        self.skip_if(t.intra_node and self.mapping == "node",
-                     f"{t.name} is shared memory: it cannot carry traffic between nodes")
-        self.valid_prog_environs = [
-            " ".join(filter(None, (f"+{t.family}", f"+{t.name}", self.environ_features)))]
+        if self.is_series:
+            self.skip_if(not self.pack_transports,
+                         "a series job runs only with pack_transports")
+            features: tuple[str, ...] = (f"+{t.family}",)
+        else:
+            self.skip_if(bool(self.transports) and self.transport not in self.transports,
+                         f"{self.transport} is not in {type(self).__name__}.transports")
+            self.skip_if(t.intra_node and self.mapping == "node",
+                         f"{t.name} is shared memory: it cannot carry traffic between nodes")
+            features = (f"+{t.family}", f"+{t.name}")
+        self.valid_prog_environs = [" ".join(filter(None, (*features, self.environ_features)))]
         self.num_tasks_per_node = tasks_per_node(self.mapping)
+        if self.in_series:
+            self.depends_on(self.series_name, udeps.by_case)
+
+    @run_before("setup")
+    def choose_job(self) -> None:
+        """A transport of a series runs locally, on its launch in the series job.
+
+        A retry (``--max-retries``) runs its own job.
+        """
+        self.local = self.in_series and runtime.runtime().current_run == 0
 
     @run_after("setup")
     def skip_impossible_mapping(self) -> None:
@@ -280,15 +361,80 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
             self.executable_opts.append("--distinct-cpus")
 
     @run_before("run", always_last=True)
-    def record_linkage(self) -> None:
-        """Run ``ldd`` on the benchmark in the job, with its run-time environment."""
+    def finish_job_script(self) -> None:
+        """Run ``ldd`` on the benchmark in the job, with its run-time environment.
+
+        A series job runs the whole body once per transport; a transport in
+        a series takes its launch's files from the series job instead.
+        """
+        if self.from_series:
+            self.take_series_launch()
+            return
         self.prerun_cmds.insert(
             0, f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true")
+        if self.is_series:
+            self.wrap_series()
+
+    def series_transports(self) -> list[Transport]:
+        """The transports a series job runs: its family's, offered by this environment."""
+        offered = set(self.current_environ.features)
+        return [t for key, t in sorted(CATALOGUE.items())
+                if t.family == self.transport_info.family and t.name in offered
+                and not (t.intra_node and self.mapping == "node")
+                and (not self.transports or key in self.transports)]
+
+    def wrap_series(self) -> None:
+        """The job body once per transport, each under this check's time limit."""
+        launcher = self.job.launcher.registered_name
+        launches = []
+        for t in self.series_transports():
+            env = t.run_env()
+            forward = sorted(v for v in env if not v.startswith("OMPI_"))
+            if t.family == "openmpi" and launcher in ("mpirun", "mpiexec") and forward:
+                # mpirun forwards OMPI_* itself; the others by name (its -x, as a variable).
+                env["OMPI_MCA_mca_base_env_list"] = ";".join(forward)
+            launches.append(series.Launch(t.name, env))
+        if not launches:
+            raise SentinelError(f"environment {self.current_environ.name} offers no "
+                                f"{self.transport_info.family} transport for mapping "
+                                f"{self.mapping}")
+        per_launch = float(self.time_limit)
+        self.prerun_cmds.insert(0, series.OPEN_BODY)
+        self.postrun_cmds += series.run_lines(launches, per_launch)
+        self.time_limit = per_launch * len(launches) + series.KILL_AFTER_S * len(launches)
+
+    def take_series_launch(self) -> None:
+        """Make this launch's output, errors and ``ldd`` in the series job this job's own."""
+        self.prerun_cmds, self.postrun_cmds = [], []
+        self.executable = "sh"
+        self.executable_opts = ["-c", shlex.quote(
+            f"cat {series.OUT} 2>/dev/null; cat {series.ERR} >&2 2>/dev/null; true")]
+        if self.is_dry_run():
+            return
+        status = self.series_launch()
+        for name in (series.OUT, series.ERR, LDD_FILE):
+            path = os.path.join(status.where, name)
+            if os.path.exists(path):
+                shutil.copy(path, self.stagedir)
+
+    def series_launch(self) -> series.LaunchStatus:
+        """What the series job left of this transport's launch."""
+        return series.launch_status(self.getdep(self.series_name).stagedir, self.transport_name)
+
+    def series_causes(self) -> list[str]:
+        """Why the series job has no complete launch of this transport ([] if it has)."""
+        job = self.getdep(self.series_name)
+        return series.series_causes(self.series_launch(), job.display_name,
+                                    f"{float(self.time_limit):g} s",
+                                    job_end_causes(job.job_output_text()))
 
     @sanity_function
     def validate(self):
         """The one sanity path; its first failure is the test's failure, with its cause."""
         try:
+            if self.is_series:
+                self.verify_series()
+                return True
             # A binary of another MPI is the cause of what its job then shows
             # (singleton ranks, a failed start): said first.
             self.verify_linkage(missing_ok=True)
@@ -305,6 +451,24 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         return True
+
+    def verify_series(self) -> None:
+        """A series job passes when it launched its transports; each one's verdict is its own.
+
+        Its transports' tests depend on it: failing it for one failed launch
+        would skip the others. A job that launched nothing fails, with why.
+        """
+        self.values = {}
+        statuses = {t.name: series.launch_status(self.stagedir, t.name)
+                    for t in self.series_transports()}
+        self.series_launches = " ".join(
+            f"{name}:{'not launched' if not s.started else s.exit_status}"
+            for name, s in statuses.items())
+        if not any(s.started for s in statuses.values()):
+            causes = job_end_causes(self.job_output_text())
+            raise SentinelError("the series job launched none of its transports"
+                                + (f": {job_end_message(causes, self.time_limit)}"
+                                   if causes else ""))
 
     def read_output(self):
         """The benchmark's records, complete (a truncated output is an error naming it)."""
@@ -346,6 +510,8 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     def verify_job_end(self) -> None:
         """Fail naming the cause when the job was killed, crashed or could not start."""
         causes = job_end_causes(self._output_text())
+        if self.from_series:
+            causes = self.series_causes() + causes
         if causes:
             if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
                 causes.append(MPICH_FINALIZE_NOTE)
@@ -385,6 +551,10 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
             name: sn.make_performance_function(sn.defer(value), unit)
             for name, (value, unit) in self.values.items()
         }
+
+    def job_output_text(self) -> str:
+        """The job's stdout and stderr (scheduler messages, a series job's own)."""
+        return self._output_text()
 
     def _output_text(self) -> str:
         text = ""
