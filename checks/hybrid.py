@@ -20,11 +20,12 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
+from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput, require_complete
 from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
-from sentinel.rfm.threads import bind_threads, threaded_output, verify_threads
+from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
 
 
 @rfm.simple_test
@@ -36,10 +37,17 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
 
-    #: OpenMP threads per rank, each on its own core.
+    #: OpenMP threads per rank, each on its own core, by what they fill:
+    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
+
+    #: The number of threads per rank ``threads`` is on this partition.
     #:
     #: :type: :class:`int`
-    threads = parameter(list(hybrid.THREADS), loggable=True)
+    #: :default: ``0`` (set at setup)
+    num_threads = variable(int, value=0, loggable=True)
 
     #: Benchmarks to run.
     #:
@@ -70,19 +78,16 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     tags = {"hybrid", "nightly", "acceptance"}
     rotates = True
 
-    @run_after("init")
-    def set_threads(self) -> None:
-        """Each rank gets ``threads`` cores."""
-        self.num_cpus_per_task = self.threads
-
     @run_after("setup")
     def fit_node(self) -> None:
-        """Skip thread counts a node of this partition cannot hold."""
+        """Threads from the topology, one core each; skip what a node cannot hold."""
+        resolve_threads(self)
+        self.num_cpus_per_task = self.num_threads
         part = self.current_partition
         cores = part.processor.num_cpus or 1
         per_node = 1 if self.mapping == "node" and partition_nodes(part) > 1 else 2
-        self.skip_if(not self.oversubscribe and per_node * self.threads > cores,
-                     f"{per_node} rank(s) x {self.threads} threads per node; partition "
+        self.skip_if(not self.oversubscribe and per_node * self.num_threads > cores,
+                     f"{per_node} rank(s) x {self.num_threads} threads per node; partition "
                      f"{part.fullname} has {cores} cores per node")
 
     @run_before("run")

@@ -30,7 +30,7 @@ from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
 from sentinel.rfm.build import ImbBuild, SpackImbBuild
-from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck
+from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
 
 
 @rfm.simple_test
@@ -88,7 +88,7 @@ class ImbSourceCheck(FromRelease, ImbCheck):
     suite_build = fixture(ImbBuild, scope="environment")
 
 
-@rfm.simple_test
+@spack_test
 class ImbSpackCheck(FromSpack, ImbCheck):
     """ImbCheck on IMB installed from the environment's Spack environment."""
 

@@ -18,14 +18,13 @@ every N must compute the same result.
 import reframe as rfm
 import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
-from reframe.core import runtime
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
 from sentinel.analysis import jacobi
 from sentinel.analysis.jacobi import split_runs
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import placement_problems
+from sentinel.mpi.placement import THREAD_LEVELS, placement_problems
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
@@ -35,16 +34,10 @@ from sentinel.rfm.threads import (
     bind_threads,
     partition_topology,
     ranks_of,
+    resolve_threads,
     threaded_output,
     verify_threads,
 )
-
-
-def _largest_partition_cores() -> int:
-    """Cores of the largest ``+mpi`` partition of the selected system (all its nodes)."""
-    sizes = [(p.processor.num_cpus or 0) * partition_nodes(p)
-             for p in runtime.runtime().system.partitions if "mpi" in p.features]
-    return max(sizes, default=0)
 
 
 @rfm.simple_test
@@ -56,10 +49,17 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`str`
     mode = parameter(list(jacobi.MODES), loggable=True)
 
-    #: OpenMP threads per rank (1 in pure mode), each on its own core.
+    #: OpenMP threads per rank (``one`` in pure mode), each on its own core,
+    #: by what they fill: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
+
+    #: The number of threads per rank ``threads`` is on this partition.
     #:
     #: :type: :class:`int`
-    threads = parameter(list(jacobi.THREADS), loggable=True)
+    #: :default: ``0`` (set at setup)
+    num_threads = variable(int, value=0, loggable=True)
 
     #: Largest N of the series (powers of two from 1); 0: as many ranks as
     #: the partition holds with ``threads`` cores each.
@@ -113,30 +113,29 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     @run_after("init")
     def select(self) -> None:
         """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
-        self.skip_if(self.mode == "pure" and self.threads > 1, "pure MPI runs one thread per rank")
-        cores = _largest_partition_cores()
-        self.skip_if(not self.oversubscribe and self.threads > cores,
-                     f"{self.threads} threads per rank; the largest partition has {cores} cores")
+        self.skip_if(self.mode == "pure" and self.threads != "one",
+                     "pure MPI runs one thread per rank")
         if self.scaling == "weak" and not self.is_series:
             self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
 
     @run_after("setup")
     def plan_series(self) -> None:
         """N = 1, 2, 4, ... up to what the partition holds (or ``max_ranks``)."""
+        resolve_threads(self)
         part = self.current_partition
         nodes = partition_nodes(part)
-        per_node = max((part.processor.num_cpus or 1) // self.threads, 1)
+        per_node = max((part.processor.num_cpus or 1) // self.num_threads, 1)
         fits = nodes if self.mapping == "node" else per_node * nodes
         limit = self.max_ranks or fits
         self.skip_if(not self.oversubscribe and limit > fits,
-                     f"max_ranks {limit} x {self.threads} threads does not fit partition "
+                     f"max_ranks {limit} x {self.num_threads} threads does not fit partition "
                      f"{part.fullname} ({fits} ranks at mapping {self.mapping})")
         self.series = jacobi.rank_series(limit)
         self.skip_if(self.mapping != "core" and len(self.series) < 2,
                      f"mapping {self.mapping} needs at least 2 ranks; partition "
                      f"{part.fullname} holds {limit}")
         self.num_tasks = self.series[-1]
-        self.num_cpus_per_task = self.threads
+        self.num_cpus_per_task = self.num_threads
         self.num_tasks_per_node = 1 if self.mapping == "node" else min(self.num_tasks, per_node)
 
     @run_before("run", always_last=True)
@@ -145,7 +144,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         self.executable_opts += ["--local", str(self.local_size)] if self.scaling == "weak" \
             else ["--global", str(self.global_size)]
         bind_threads(self)
-        self.job.num_cpus_per_task = self.threads
+        self.job.num_cpus_per_task = self.num_threads
         for n in self.series[:-1]:
             self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
                                     f"{' '.join(self.executable_opts)}")
@@ -159,7 +158,7 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
             min(n, self.num_tasks_per_node)
         cmd = self.job.launcher.run_command(self.job)
         if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
-            cmd += f" --ntasks={n} --cpus-per-task={self.threads}"
+            cmd += f" --ntasks={n} --cpus-per-task={self.num_threads}"
         return cmd
 
     def read_output(self) -> dict[int, BenchOutput]:

@@ -31,7 +31,7 @@ from sentinel.analysis.standard import OSU_BENCHMARKS, OSU_SPEC, osu_options, os
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
 from sentinel.rfm.build import OsuBuild, SpackOsuBuild
-from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck
+from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
 
 
 @rfm.simple_test
@@ -107,7 +107,7 @@ class OsuSourceCheck(FromRelease, OsuCheck):
     suite_build = fixture(OsuBuild, scope="environment")
 
 
-@rfm.simple_test
+@spack_test
 class OsuSpackCheck(FromSpack, OsuCheck):
     """OsuCheck on OSU installed from the environment's Spack environment."""
 

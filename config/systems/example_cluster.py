@@ -32,7 +32,10 @@ import os
 _MODULES_SYSTEM = "lmod" if os.environ.get("LMOD_CMD") else "nomod"
 
 def _processor(arch: str, sockets: int, cores_per_socket: int) -> dict:
-    """A node of ``sockets`` x ``cores_per_socket`` cores, one hardware thread each."""
+    """A node of ``sockets`` x ``cores_per_socket`` cores, one hardware thread each.
+
+    One NUMA domain per socket (threads=numa then runs as threads=socket).
+    """
     ncpus = sockets * cores_per_socket
     socket_mask = (1 << cores_per_socket) - 1
     return {
@@ -40,6 +43,7 @@ def _processor(arch: str, sockets: int, cores_per_socket: int) -> dict:
         "num_cpus_per_socket": cores_per_socket, "num_sockets": sockets,
         "topology": {
             "sockets": [hex(socket_mask << (s * cores_per_socket)) for s in range(sockets)],
+            "numa_nodes": [hex(socket_mask << (s * cores_per_socket)) for s in range(sockets)],
             "cores": [hex(1 << c) for c in range(ncpus)],
         },
     }

@@ -12,7 +12,8 @@ import os
 
 _PROCESSOR = {
     "arch": "x86_64", "num_cpus": 2, "num_cpus_per_core": 1, "num_cpus_per_socket": 2,
-    "num_sockets": 1, "topology": {"sockets": ["0x3"], "cores": ["0x1", "0x2"]},
+    "num_sockets": 1, "topology": {"sockets": ["0x3"], "cores": ["0x1", "0x2"],
+                                  "numa_nodes": ["0x3"]},
 }
 
 

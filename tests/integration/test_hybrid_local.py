@@ -16,7 +16,7 @@ TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm"}
 def test_every_mode_runs_verified(quick_matrix, family, mode):
     need_stack(family)
     tc = quick_matrix.case("HybridCheck", environ=family, transport=TRANSPORT[family],
-                           mapping="core", mode=mode, threads=1)
+                           mapping="core", mode=mode, threads="one")
     assert tc["result"] == "pass", tc.get("fail_reason")
     perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
     assert perf["barrier"] > 0
@@ -25,10 +25,10 @@ def test_every_mode_runs_verified(quick_matrix, family, mode):
         assert {f"{bench}_{4 * 2 ** i}B" for i in range(11)} <= set(perf), bench
 
 
-def test_two_threads_per_rank_do_not_fit_two_cores(quick_matrix):
+def test_a_node_of_threads_per_rank_does_not_fit_two_ranks(quick_matrix):
     need_stack("openmpi")
     tc = quick_matrix.case("HybridCheck", environ="openmpi", transport="ob1-vader",
-                           mapping="core", mode="funnelled", threads=2)
+                           mapping="core", mode="funnelled", threads="node")
     assert tc["result"] == "skip"
     assert "2 rank(s) x 2 threads per node; partition local:cpu has 2 cores per node" \
         in quick_matrix.output

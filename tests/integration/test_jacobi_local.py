@@ -14,8 +14,10 @@ from tests.integration.conftest import need_stack
 pytestmark = pytest.mark.integration
 
 TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm"}
-POINTS = [("pure", 1), ("master", 1), ("master", 2), ("funnelled", 1), ("funnelled", 2),
-          ("multiple", 1), ("multiple", 2)]
+# This host's one socket is one NUMA domain: threads=numa and threads=socket
+# are the node (2 cores), measured as threads=node.
+POINTS = [("pure", "one"), ("master", "one"), ("master", "node"), ("funnelled", "one"),
+          ("funnelled", "node"), ("multiple", "one"), ("multiple", "node")]
 
 
 def _perf(tc: dict) -> dict[str, float]:
@@ -30,7 +32,7 @@ def test_every_mode_runs_with_phases_and_model(quick_matrix, family, mode, threa
                            mapping="core", mode=mode, threads=threads)
     assert tc["result"] == "pass", tc.get("fail_reason")
     perf = _perf(tc)
-    series = [1, 2] if threads == 1 else [1]  # ranks x threads within 2 cores
+    series = [1, 2] if threads == "one" else [1]  # ranks x threads within 2 cores
     for n in series:
         for phase in ("jacobi", "halo", "delta", "other", "sweep"):
             assert f"t_{phase}_N{n}" in perf
@@ -39,7 +41,7 @@ def test_every_mode_runs_with_phases_and_model(quick_matrix, family, mode, threa
     assert f"mlups_N{series[-1] * 2}" not in perf
     # N = 1 is its own model: P(L,1) = L^3 / T_s
     assert perf["model_ratio_N1"] == pytest.approx(1.0, rel=1e-9)
-    if threads == 1:
+    if threads == "one":
         assert perf["t_halo_N2"] > 0 and perf["t_halo_N1"] < perf["t_halo_N2"]
 
 
@@ -63,7 +65,7 @@ def test_modes_and_libraries_compute_the_same_result(quick_matrix):
 def test_model_inputs_come_from_the_pt2pt_dependency(quick_matrix):
     need_stack("openmpi")
     tc = quick_matrix.case("JacobiCheck", environ="openmpi", transport="ob1-vader",
-                           mapping="core", mode="pure", threads=1)
+                           mapping="core", mode="pure", threads="one")
     pt2pt = _perf(quick_matrix.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader",
                                     mapping="core"))
     perf = _perf(tc)

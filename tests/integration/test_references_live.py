@@ -116,10 +116,10 @@ JacobiCheck:
       ob1-vader:
         core:
           pure:
-            1:
+            one:
               model_ratio_N2: [1.0, -0.8, 4.0, "1"]
           multiple:
-            1:
+            one:
               model_ratio_N2: [100.0, -0.1, 0.1, "1"]
 """
 
@@ -127,13 +127,13 @@ JacobiCheck:
 def test_model_ratio_reference_per_mode(tmp_path, site_configuration):
     need_stack("openmpi")
     run = reframe([*QUICK, "-n", "JacobiCheck", "-p", "openmpi", "-E",
-                   "transport == 'openmpi/ob1-vader' and mapping == 'core' and threads == 1 "
+                   "transport == 'openmpi/ob1-vader' and mapping == 'core' and threads == 'one' "
                    "and mode in ('pure', 'multiple')", "-r"],
                   tmp_path, env=reference_env(tmp_path, site_configuration, JACOBI),
                   checks=("jacobi.py", "pt2pt.py"))
-    pure = run.case("JacobiCheck", environ="openmpi", mode="pure", threads=1)
+    pure = run.case("JacobiCheck", environ="openmpi", mode="pure", threads="one")
     assert pure["result"] == "pass", pure.get("fail_reason")
     assert pure["perfvalues"]["local:cpu:model_ratio_N2"][-1] == "pass"
-    multiple = run.case("JacobiCheck", environ="openmpi", mode="multiple", threads=1)
+    multiple = run.case("JacobiCheck", environ="openmpi", mode="multiple", threads="one")
     assert multiple["result"] == "fail" and multiple["fail_phase"] == "performance"
     assert "model_ratio_N2" in multiple["fail_reason"]

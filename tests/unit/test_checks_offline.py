@@ -17,6 +17,7 @@ from reframe.utility import import_module_from_file
 
 from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.site.sources import file_sha256
 from tests.conftest import ROOT
 from tests.offline import Offline, offline_runtime
@@ -194,19 +195,23 @@ def test_matching_values_and_queue_model(offline):
 
 
 def test_hybrid_threads_are_placed_and_too_many_are_skipped(offline):
-    case = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads=1, **OB1)
+    case = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads="one", **OB1)
     assert "export OMP_PLACES=cores" in case.script()
     case.give_outputs("hybrid-openmpi-ob1-vader-core-funnelled-1")
     case.sanity()
     assert any(name.startswith("pingpong_") for name in case.performance())
-    big = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads=4, **OB1)
-    assert big.skipped == "2 rank(s) x 4 threads per node; partition offline:cpu has 2 " \
+    big = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads="node", **OB1)
+    assert big.skipped == "2 rank(s) x 2 threads per node; partition offline:cpu has 2 " \
                           "cores per node"
+    # one socket, one NUMA domain: both are the whole node, measured as threads=node
+    numa = one(offline, "HybridCheck", "openmpi", mode="funnelled", threads="numa", **OB1)
+    assert numa.skipped == "threads=numa is 2 core(s) on partition offline:cpu, as " \
+                           "threads=node: measured there"
 
 
 def test_jacobi_series_plan_and_model(offline):
     pt2pt, jacobi = offline.cases([("Pt2ptCheck", OB1),
-                                   ("JacobiCheck", {"mode": "pure", "threads": 1, **OB1})],
+                                   ("JacobiCheck", {"mode": "pure", "threads": "one", **OB1})],
                                   variables=CAPTURED, environ="openmpi")
     assert jacobi.check.series == [1, 2] and jacobi.check.num_tasks == 2
     script = jacobi.script()
@@ -224,7 +229,7 @@ def test_jacobi_series_plan_and_model(offline):
 def test_jacobi_series_across_nodes_is_planned_off_cluster(offline):
     tcp = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
     _, case = offline.cases([("Pt2ptCheck", tcp),
-                             ("JacobiCheck", {"mode": "pure", "threads": 1, **tcp})],
+                             ("JacobiCheck", {"mode": "pure", "threads": "one", **tcp})],
                             environ="openmpi", partition="cluster")
     assert case.check.series == [1, 2, 4]
     assert case.check.num_tasks_per_node == 1
@@ -290,8 +295,15 @@ def test_release_builds_use_the_wrappers(offline, tmp_path):
 
 
 def test_every_check_class_and_its_declaration_name_each_other():
-    classes = {cls.__name__: cls for path in sorted((ROOT / "checks").glob("*.py"))
-               for cls in import_module_from_file(str(path))._rfm_test_registry._tests}
+    modules = [import_module_from_file(str(path))
+               for path in sorted((ROOT / "checks").glob("*.py"))]
+    registered = {cls for module in modules for cls in module._rfm_test_registry._tests}
+    # The Spack variants register only where a +spack environment exists.
+    classes = {cls.__name__: cls for module in modules for cls in vars(module).values()
+               if isinstance(cls, type) and cls.__module__ == module.__name__
+               and issubclass(cls, TransportMappingTest)}
+    assert registered <= set(classes.values())
+    assert {"OsuSpackCheck", "ImbSpackCheck"} <= classes.keys()
     for name, cls in classes.items():
         assert name in cls.spec.checks, name
     declared = {name for spec in all_specs().values() for name in spec.checks}

@@ -47,7 +47,7 @@ def bench_lines(case: Case) -> list[str]:
 @pytest.mark.parametrize("check,params", [
     ("Pt2ptCheck", {}),
     ("MatchingCheck", {}),
-    ("HybridCheck", {"mode": "funnelled", "threads": 1}),
+    ("HybridCheck", {"mode": "funnelled", "threads": "one"}),
 ])
 def test_ranks_on_one_node_must_prove_distinct_cpus(offline, check, params):
     case = one(offline, check, **params, **OB1)
@@ -57,7 +57,7 @@ def test_ranks_on_one_node_must_prove_distinct_cpus(offline, check, params):
 
 def test_every_launch_of_the_jacobi_series_proves_it(offline):
     _, case = offline.cases([("Pt2ptCheck", OB1),  # weak scaling's dependency
-                             ("JacobiCheck", {"mode": "pure", "threads": 1, **OB1})],
+                             ("JacobiCheck", {"mode": "pure", "threads": "one", **OB1})],
                             environ="openmpi")
     lines = bench_lines(case)
     assert len(lines) == 2 and all(" --distinct-cpus" in ln for ln in lines), lines
@@ -71,7 +71,7 @@ def test_one_rank_per_node_needs_no_proof(offline):
 
 
 def test_asked_oversubscription_is_not_refused(offline):
-    case = one(offline, "HybridCheck", mode="funnelled", threads=4,
+    case = one(offline, "HybridCheck", mode="funnelled", threads="node",
                variables={"oversubscribe": True}, **OB1)
     assert case.skipped is None, case.skipped
     lines = bench_lines(case)

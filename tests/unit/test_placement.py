@@ -2,13 +2,16 @@ import pytest
 
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import (
+    THREAD_LEVELS,
     RankPlacement,
     ThreadPlacement,
     Topology,
     launcher_settings,
     parse_cpu_list,
     placement_problems,
+    same_as_larger,
     tasks_per_node,
+    thread_counts,
     thread_problems,
 )
 
@@ -112,3 +115,21 @@ def test_thread_problems_are_named():
 def test_thread_binding_without_topology_is_reported():
     problems = thread_problems([rank(0, "0")], [thread(0, 0, 0, "0")], 1, None)
     assert problems == ["processor topology unknown: cannot validate thread binding"]
+
+
+def test_thread_levels_come_from_the_node_topology():
+    # 2 sockets x 64 cores, 4 NUMA domains (the big_site fixture's nodes)
+    counts = thread_counts(128, 2, 4, "partition big_site:p00")
+    assert counts == {"one": 1, "numa": 32, "socket": 64, "node": 128}
+    assert [same_as_larger(level, counts) for level in THREAD_LEVELS] == [None] * 4
+    # one socket, one NUMA domain: both are the whole node
+    small = thread_counts(2, 1, 1, "partition local:cpu")
+    assert same_as_larger("numa", small) == same_as_larger("socket", small) == "node"
+    # one NUMA domain per socket
+    assert same_as_larger("numa", thread_counts(24, 2, 2, "p")) == "socket"
+
+
+def test_unknown_topology_is_an_error_naming_the_key():
+    with pytest.raises(SentinelError, match=r"partition cluster:thin: the processor's "
+                                            r"topology.numa_nodes unknown; thread counts"):
+        thread_counts(24, 2, None, "partition cluster:thin")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from sentinel.analysis.variables import LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
+from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 
 #: The benchmark's modes and benchmarks.
 MODES = ("serial", "funnelled", "multiple")
 BENCHMARKS = ("barrier", "halo", "pingpong", "pingping")
 
-#: OpenMP threads per rank the check is generated for.
-THREADS = (1, 2, 4, 8)
 
 #: What HybridCheck reports, indexed by mode and threads per rank.
 SPEC = CheckSpec(
@@ -22,7 +21,7 @@ SPEC = CheckSpec(
                 "seconds per iteration; bytes of the whole message, all threads' parts",
                 choices={"bench": ("halo", "pingpong", "pingping")}),
     ),
-    levels=(Level("mode", MODES), Level("threads", tuple(map(str, THREADS)))),
+    levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
 )
 
 

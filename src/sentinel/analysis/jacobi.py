@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
+from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput, Record, require_complete
 
-#: The benchmark's modes, and the scaling series' ranks and threads per rank.
+#: The benchmark's modes.
 MODES = ("pure", "master", "funnelled", "multiple")
-THREADS = (1, 2, 4, 8)
 
 #: Phases of one iteration, as the benchmark names them.
 PHASES = ("jacobi", "halo", "delta", "other")
@@ -37,7 +37,7 @@ SPEC = CheckSpec(
         PerfVar("model_ratio_N{n}", "1", HIGHER, "measured / modelled MLUP/s", headline={}),
         PerfVar("efficiency_N{n}", "1", HIGHER, "strong scaling: T(1) / (N T(N))"),
     ),
-    levels=(Level("mode", MODES), Level("threads", tuple(map(str, THREADS)))),
+    levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
 )
 
 

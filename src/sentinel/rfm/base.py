@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 import time
 import zlib
 
@@ -45,6 +46,7 @@ from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 from sentinel.rfm import reframe_fixes, series
+from sentinel.rfm.cmdline import option_values, setvar_values
 from sentinel.rfm.variants import variant_name
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
@@ -98,11 +100,40 @@ def offered_transports() -> list[str]:
         features = [set(env.features) for part in system.partitions for env in part.environs]
         keys = sorted(key for key, t in CATALOGUE.items()
                       if any({t.family, t.name} <= f for f in features))
+    if not _packing_asked():
+        return keys
     families = sorted({CATALOGUE[key].family for key in keys})
     return keys + [series.series_key(family) for family in families]
 
 
-def _transport_label(key: str) -> str:
+def offers_feature(feature: str) -> bool:
+    """Whether an environment of the selected system has ``feature`` (True before a runtime)."""
+    try:
+        system = runtime.runtime().system
+    except ReframeFatalError:
+        return True
+    return any(feature in env.features for part in system.partitions for env in part.environs)
+
+
+def _packing_asked() -> bool:
+    """Whether a ``-S`` of the session (its mode's or the command line's) packs transports.
+
+    Only then are series jobs generated: ReFrame instantiates every variant
+    of a check, about 2.5 ms each, and a series job that would only skip
+    itself is a sixth of a site's listing. Before ReFrame has a runtime,
+    they are (the configuration checking ``-S`` values sees every variant).
+    """
+    try:
+        site = runtime.runtime().site_config
+    except ReframeFatalError:
+        return True
+    modes = option_values(sys.argv, None, "--mode")
+    options = site.get(f"modes/@{modes[-1]}/options") if modes else []
+    values = setvar_values(sys.argv, list(options or []), "pack_transports")
+    return any(v.strip().lower() in ("true", "yes", "y", "1") for v in values)
+
+
+def transport_label(key: str) -> str:
     """``ob1-tcp`` for a transport, ``openmpi-all`` for a series job."""
     family, name = key.split("/", 1)
     return f"{family}-{name}" if series.is_series_key(key) else name
@@ -118,7 +149,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #:
     #: :type: :class:`str`
     #: :values: the catalogue entries the system offers
-    transport = parameter(offered_transports(), fmt=_transport_label, loggable=True)
+    transport = parameter(offered_transports(), fmt=transport_label, loggable=True)
 
     #: Transports (``family/name``) to run; empty: every transport offered.
     #:

@@ -15,3 +15,17 @@ def option_values(argv: list[str], short: str | None, long: str) -> list[str]:
                 and not arg.startswith("--"):
             found.append(arg[len(short):])
     return found
+
+
+def setvar_values(argv: list[str], mode_options: list[str], name: str) -> list[str]:
+    """The values ``-S`` gives check variable ``name`` (``name=V`` or ``Check.name=V``).
+
+    In ReFrame's order: the selected mode's options, then the command line.
+    """
+    values = []
+    for given in (*option_values(mode_options, "-S", "--setvar"),
+                  *option_values(argv, "-S", "--setvar")):
+        key, sep, value = given.partition("=")
+        if sep and key.rsplit(".", 1)[-1] == name:
+            values.append(value)
+    return values

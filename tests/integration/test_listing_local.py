@@ -1,0 +1,30 @@
+"""What a listing costs and shows: series jobs only where packing is asked, debug on -vv."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+
+def test_series_jobs_are_generated_only_when_a_mode_or_option_packs(tmp_path):
+    need_stack("openmpi")
+    plain = reframe(["-l", "-p", "openmpi"], tmp_path, checks=("pt2pt.py",))
+    nightly = reframe(["--mode", "nightly", "-l", "-p", "openmpi"], tmp_path,
+                      checks=("pt2pt.py",))
+    asked = reframe(["-S", "Pt2ptCheck.pack_transports=yes", "-l", "-p", "openmpi"], tmp_path,
+                    checks=("pt2pt.py",))
+    assert plain.returncode == nightly.returncode == asked.returncode == 0
+    assert "%transport=openmpi-all" not in plain.output
+    # each transport depends on its series job: listed under it
+    assert "^Pt2ptCheck %transport=openmpi-all %mapping=core" in nightly.output
+    assert "^Pt2ptCheck %transport=openmpi-all %mapping=core" in asked.output
+
+
+def test_debug_output_still_reaches_the_console_on_vv(tmp_path):
+    quiet = reframe(["-l"], tmp_path, checks=("pt2pt.py",))
+    debug = reframe(["-l", "-vv"], tmp_path, checks=("pt2pt.py",))
+    assert "Initializing runtime" not in quiet.output
+    assert "Initializing runtime" in debug.output
