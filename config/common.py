@@ -102,6 +102,9 @@ modes = [
         "-S", "pack_transports=true",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
+        # The Jacobi series over 2 nodes: every night within the node-hour
+        # budget; the whole partition is the acceptance mode's.
+        "-S", "JacobiCheck.max_nodes=2",
         "-S", "time_limit=10m",
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.

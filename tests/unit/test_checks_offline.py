@@ -308,3 +308,12 @@ def test_every_check_class_and_its_declaration_name_each_other():
         assert name in cls.spec.checks, name
     declared = {name for spec in all_specs().values() for name in spec.checks}
     assert declared == set(classes)
+
+
+def test_jacobi_series_stops_at_max_nodes(offline):
+    tcp = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+    _, case = offline.cases([("Pt2ptCheck", tcp),
+                             ("JacobiCheck", {"mode": "pure", "threads": "one", **tcp})],
+                            variables={"max_nodes": 2}, environ="openmpi", partition="cluster")
+    assert case.check.series == [1, 2]  # of the partition's 4 nodes, as the nightly asks
+    assert "#SBATCH --ntasks=2" in case.script()
