@@ -4,7 +4,14 @@ Partitions:
 
 * ``one``: the host itself as node ``c1`` (all its CPUs);
 * ``two``: fake nodes ``n1`` and ``n2`` (one CPU each), two slurmd on this
-  host with their own ports, so jobs and the ``node`` mapping span two nodes.
+  host with their own ports, so jobs and the ``node`` mapping span two nodes;
+* ``net`` (with ``--net N``, N >= 2): nodes ``m1`` ... ``mN``, each slurmd in a
+  network namespace of its own with its own link and address
+  (:mod:`tests.cluster.netns`), so traffic between them crosses per-node
+  links that a test can slow one at a time. Each gives jobs one of the
+  host's CPUs, in turn: two neighbours never share one, four nodes do
+  (oversubscribed: functional tests, not performance). The daemons then
+  reach the controller at the host's bridge address (``SlurmctldAddr``).
 
 A fake node declares all the host's CPUs and reserves all but one for the
 system (``CpuSpecList``): ``n1`` gives jobs CPU 0 and ``n2`` CPU 1. Declared
@@ -15,6 +22,7 @@ Everything (keys, sockets, state, spool, logs, pid files) lives under one
 directory; nothing touches /etc or systemd. Usage::
 
     python -m tests.cluster.slurm up DIR     # prints the SLURM_CONF to export
+    python -m tests.cluster.slurm up DIR --net 4   # also the namespaced partition
     python -m tests.cluster.slurm down DIR   # stops the daemons by their PID files
 
 Both are idempotent: ``up`` stops an earlier instance in DIR first.
@@ -32,9 +40,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-DAEMONS = ("slurmd-n2", "slurmd-n1", "slurmd-c1", "slurmctld", "munged")
+from tests.cluster import netns
+
 NODES = ("c1", "n1", "n2")
 PORTS = {"ctld": 16817, "c1": 16818, "n1": 17001, "n2": 17002}
+#: The slurmd port of namespaced node mK is NET_PORT + K.
+NET_PORT = 17100
 
 
 class ClusterError(RuntimeError):
@@ -50,12 +61,33 @@ def _fake_cpus(cpus: int, own: int) -> str:
             "State=UNKNOWN")
 
 
-def _conf(root: Path, cpus: int) -> str:
+def net_nodes(count: int) -> list[str]:
+    """Names of the namespaced nodes."""
+    return [f"m{node.index}" for node in netns.nodes(count)]
+
+
+def _net_conf(host: str, cpus: int, count: int) -> str:
+    if not count:
+        return ""
+    # One job CPU per node, alternating (m1 CPU 0, m2 CPU 1, m3 CPU 0, ...):
+    # neighbours never share a core, and busy-polling ranks of a two-node
+    # job run at this host's speed.
+    lines = [f"NodeName=m{node.index} NodeHostname={host} NodeAddr={node.address} "
+             f"Port={NET_PORT + node.index} {_fake_cpus(cpus, (node.index - 1) % cpus)}"
+             for node in netns.nodes(count)]
+    names = ",".join(net_nodes(count))
+    return "\n".join([*lines, f"PartitionName=net Nodes={names} MaxTime=60 State=UP", ""])
+
+
+def _conf(root: Path, cpus: int, net: int = 0) -> str:
     host = socket.gethostname()
+    # Namespaced nodes cannot reach the host's loopback: every daemon and
+    # client then talks to the controller at its bridge address.
+    ctld_addr = f"SlurmctldAddr={netns.HOST_ADDRESS}\n" if net else ""
     return f"""\
 ClusterName=sentinel
 SlurmctldHost={host}(127.0.0.1)
-SlurmctldPort={PORTS['ctld']}
+{ctld_addr}SlurmctldPort={PORTS['ctld']}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -89,7 +121,7 @@ NodeName=n1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n1']} {_fake_cpu
 NodeName=n2 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n2']} {_fake_cpus(cpus, 1)}
 PartitionName=one Nodes=c1 Default=YES MaxTime=60 State=UP
 PartitionName=two Nodes=n1,n2 MaxTime=60 State=UP
-"""
+""" + _net_conf(host, cpus, net)
 
 
 def _need(program: str) -> str:
@@ -118,20 +150,29 @@ def wait(what: str, ready: Callable[[], bool], timeout: float = 30.0) -> None:
     raise ClusterError(f"{what} not ready after {timeout:.0f} s")
 
 
-def nodes_idle(env: dict[str, str]) -> bool:
-    """Whether sinfo shows every node (c1, n1, n2) idle."""
+def nodes_idle(env: dict[str, str], names: tuple[str, ...] | list[str] = NODES) -> bool:
+    """Whether sinfo shows every node of ``names`` idle."""
     proc = subprocess.run([_need("sinfo"), "-h", "-N", "-o", "%N %t"], capture_output=True,
                           text=True, env=env, timeout=30)
     states = dict(line.split() for line in proc.stdout.splitlines() if line.strip())
-    return proc.returncode == 0 and all(states.get(n) == "idle" for n in NODES)
+    return proc.returncode == 0 and all(states.get(n) == "idle" for n in names)
 
 
-def up(root: Path) -> Path:
-    """Start munge, slurmctld and the three slurmd under ``root``; return slurm.conf."""
+def up(root: Path, net: int = 0) -> Path:
+    """Start munge, slurmctld and the slurmd under ``root``; return slurm.conf.
+
+    ``net`` namespaced nodes (:mod:`tests.cluster.netns`) join as partition
+    ``net``; 0 leaves them out.
+    """
     root = root.resolve()
     down(root)
-    for sub in ("munge", "state", "run", "log", *(f"spool/{n}" for n in NODES),
-                *(f"tmp/{n}" for n in NODES), "etc"):
+    if net:
+        netns.up(net)
+        (root / "run").mkdir(parents=True, exist_ok=True)
+        (root / "run" / "net").write_text(str(net))
+    everyone = (*NODES, *net_nodes(net))
+    for sub in ("munge", "state", "run", "log", *(f"spool/{n}" for n in everyone),
+                *(f"tmp/{n}" for n in everyone), "etc"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     os.chmod(root / "munge", 0o755)
     key = root / "munge" / "munge.key"
@@ -140,7 +181,7 @@ def up(root: Path) -> Path:
                        capture_output=True, timeout=30)
     os.chmod(key, 0o400)
     conf = root / "etc" / "slurm.conf"
-    conf.write_text(_conf(root, os.cpu_count() or 1))
+    conf.write_text(_conf(root, os.cpu_count() or 1, net))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     _start("munged", [_need("munged"), "--force", f"--key-file={key}",
                       f"--socket={root}/munge/socket", f"--pid-file={root}/run/munged.pid",
@@ -149,22 +190,30 @@ def up(root: Path) -> Path:
     _start("slurmctld", [_need("slurmctld"), "-f", str(conf)], root, env)
     for node in NODES:
         _start(f"slurmd-{node}", [_need("slurmd"), "-f", str(conf), "-N", node], root, env)
-    wait("Slurm nodes c1, n1, n2 (sinfo: idle)", lambda: nodes_idle(env))
+    for name, node in zip(net_nodes(net), netns.nodes(net)):
+        _start(f"slurmd-{name}", [*node.inside(), _need("slurmd"), "-f", str(conf), "-N", name],
+               root, env)
+    wait(f"Slurm nodes {', '.join(everyone)} (sinfo: idle)",
+         lambda: nodes_idle(env, everyone), timeout=60 if net else 30)
     return conf
 
 
 def _pid_files(root: Path) -> dict[str, Path]:
+    """Every daemon's PID file, slurmd first and munged last (the order to stop them)."""
     run = root / "run"
-    return {"munged": run / "munged.pid", "slurmctld": run / "slurmctld.pid",
-            **{f"slurmd-{n}": run / f"slurmd-{n}.pid" for n in NODES}}
+    slurmd = sorted(run.glob("slurmd-*.pid"), reverse=True)
+    return {**{p.stem: p for p in slurmd}, "slurmctld": run / "slurmctld.pid",
+            "munged": run / "munged.pid"}
 
 
 def down(root: Path) -> list[str]:
-    """Stop every daemon that a PID file under ``root`` names; return what was stopped."""
+    """Stop every daemon that a PID file under ``root`` names; return what was stopped.
+
+    The namespaced nodes' network goes too.
+    """
     stopped = []
-    files = _pid_files(root.resolve())
-    for name in DAEMONS:
-        path = files[name]
+    root = root.resolve()
+    for name, path in _pid_files(root).items():
         try:
             pid = int(path.read_text().split()[0])
         except (OSError, ValueError, IndexError):
@@ -172,6 +221,10 @@ def down(root: Path) -> list[str]:
         if _terminate(pid):
             stopped.append(f"{name} ({pid})")
         path.unlink(missing_ok=True)
+    marker = root / "run" / "net"
+    if marker.exists():
+        netns.down(int(marker.read_text()))
+        marker.unlink()
     return stopped
 
 
@@ -192,17 +245,20 @@ def _terminate(pid: int, timeout: float = 10.0) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """``up DIR`` or ``down DIR``; errors are one line on stderr, exit 1."""
+    """``up DIR [--net N]`` or ``down DIR``; errors are one line on stderr, exit 1."""
+    net = 0
+    if len(argv) == 4 and argv[0] == "up" and argv[2] == "--net" and argv[3].isdigit():
+        net, argv = int(argv[3]), argv[:2]
     if len(argv) != 2 or argv[0] not in ("up", "down"):
-        print("usage: python -m tests.cluster.slurm up|down DIR", file=sys.stderr)
+        print("usage: python -m tests.cluster.slurm up DIR [--net N] | down DIR", file=sys.stderr)
         return 2
     root = Path(argv[1])
     try:
         if argv[0] == "up":
-            print(up(root))
+            print(up(root, net))
         else:
             print("stopped: " + (", ".join(down(root)) or "nothing"))
-    except (ClusterError, OSError, subprocess.SubprocessError) as err:
+    except (ClusterError, netns.NetworkError, OSError, subprocess.SubprocessError) as err:
         print(f"slurm {argv[0]}: {err}", file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,152 @@
+"""Test nodes with a network of their own: one namespace, one link, one address each.
+
+A bridge ``snbr0`` in this host's namespace (address 10.99.0.254/24) and,
+for node k, a namespace ``sn-k`` whose only interfaces are its loopback and
+``eth0`` (10.99.0.k/24), the far end of a veth pair ``snv-k`` plugged into
+the bridge. Traffic between two nodes leaves one namespace over its link,
+crosses the bridge and enters the other over its link, so one node's link
+can be slowed alone (:func:`degrade`: ``tbf`` on both ends of its veth pair,
+there is no netem in this kernel). Nothing is routed beyond the bridge: the
+addresses are those of these test nodes only.
+
+Usage (root)::
+
+    python -m tests.cluster.netns up 4     # prints the node addresses
+    python -m tests.cluster.netns down 4
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+BRIDGE = "snbr0"
+SUBNET = "10.99.0"
+#: The host's address on the bridge (the Slurm controller's, for the nodes).
+HOST_ADDRESS = f"{SUBNET}.254"
+
+
+class NetworkError(RuntimeError):
+    """A namespace, link or qdisc could not be set up; the message names the command."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One test node's network."""
+
+    index: int
+
+    @property
+    def namespace(self) -> str:
+        """Its network namespace."""
+        return f"sn-{self.index}"
+
+    @property
+    def address(self) -> str:
+        """Its address on the bridge."""
+        return f"{SUBNET}.{self.index}"
+
+    @property
+    def link(self) -> str:
+        """The host end of its veth pair (its ``eth0`` is the other end)."""
+        return f"snv-{self.index}"
+
+    def inside(self) -> list[str]:
+        """The command prefix that runs a program in the node's network namespace.
+
+        ``nsenter --net``, not ``ip netns exec``: the latter also gives the
+        program a mount namespace with a /sys of its own, without the cgroup
+        file system slurmd needs.
+        """
+        return ["nsenter", f"--net=/run/netns/{self.namespace}"]
+
+
+def _run(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        raise NetworkError(f"{' '.join(cmd)}: exit {proc.returncode}: {proc.stderr.strip()}")
+
+
+def nodes(count: int) -> list[Node]:
+    """Nodes 1..``count``."""
+    return [Node(k) for k in range(1, count + 1)]
+
+
+def up(count: int) -> list[Node]:
+    """The bridge and ``count`` nodes, each in its own namespace; an earlier set is removed."""
+    down(count)
+    try:
+        _run(["ip", "link", "add", BRIDGE, "type", "bridge"])
+        _run(["ip", "addr", "add", f"{HOST_ADDRESS}/24", "dev", BRIDGE])
+        _run(["ip", "link", "set", BRIDGE, "up"])
+        for node in nodes(count):
+            _run(["ip", "netns", "add", node.namespace])
+            _run(["ip", "link", "add", node.link, "type", "veth", "peer", "name", "eth0",
+                  "netns", node.namespace])
+            _run(["ip", "link", "set", node.link, "master", BRIDGE])
+            _run(["ip", "link", "set", node.link, "up"])
+            _run([*node.inside(), "ip", "addr", "add", f"{node.address}/24", "dev", "eth0"])
+            _run([*node.inside(), "ip", "link", "set", "eth0", "up"])
+            _run([*node.inside(), "ip", "link", "set", "lo", "up"])
+    except NetworkError:
+        down(count)
+        raise
+    return nodes(count)
+
+
+def down(count: int) -> None:
+    """Remove the nodes' namespaces (their veth pairs go with them) and the bridge."""
+    for node in nodes(count):
+        subprocess.run(["ip", "netns", "del", node.namespace], capture_output=True, timeout=30)
+        subprocess.run(["ip", "link", "del", node.link], capture_output=True, timeout=30)
+    subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, timeout=30)
+
+
+def degrade(node: Node, rate: str) -> None:
+    """Limit ``node``'s link to ``rate`` both ways (``tbf`` on each end of its veth pair)."""
+    _run(["tc", "qdisc", "replace", "dev", node.link, "root", "tbf", "rate", rate,
+          "burst", "32kb", "latency", "400ms"])
+    _run([*node.inside(), "tc", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", rate,
+          "burst", "32kb", "latency", "400ms"])
+
+
+def restore(node: Node) -> None:
+    """Remove :func:`degrade`'s limits from ``node``'s link."""
+    subprocess.run(["tc", "qdisc", "del", "dev", node.link, "root"], capture_output=True,
+                   timeout=30)
+    subprocess.run([*node.inside(), "tc", "qdisc", "del", "dev", "eth0", "root"],
+                   capture_output=True, timeout=30)
+
+
+def unavailable() -> str | None:
+    """Why per-node namespaces cannot be made here, or None when they can."""
+    try:
+        up(1)
+    except (NetworkError, OSError) as err:  # no CAP_NET_ADMIN, no veth or bridge driver
+        return f"cannot create a bridged network namespace here: {err}"
+    finally:
+        down(1)
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """``up N`` or ``down N``."""
+    if len(argv) != 2 or argv[0] not in ("up", "down") or not argv[1].isdigit():
+        print("usage: python -m tests.cluster.netns up|down N", file=sys.stderr)
+        return 2
+    count = int(argv[1])
+    try:
+        if argv[0] == "up":
+            for node in up(count):
+                print(f"{node.namespace} {node.address}")
+        else:
+            down(count)
+    except NetworkError as err:
+        print(f"netns {argv[0]}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

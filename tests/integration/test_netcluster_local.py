@@ -1,0 +1,92 @@
+"""A Slurm whose nodes each have a network of their own (tests/cluster/slurm.py --net).
+
+Four nodes ``m1`` ... ``m4`` in partition ``net``, each slurmd in its own
+network namespace with its own veth link into a bridge and its own address
+(``tests/cluster/netns.py``). These tests prove that MPI traffic between
+two nodes really crosses their links: slowing one node's link slows the
+runs that use that node, and only those.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cluster import netns, slurm
+from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+NODES = 4
+#: About 5 % of the TCP bandwidth between two of these nodes on this host
+#: (2800-3800 MB/s): a degradation no noise of a shared host explains.
+RATE = "1gbit"
+PT2PT = [*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=standard",
+         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi",
+         "--system", "local:slurm-net"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Slurm with the namespaced partition; its slurm.conf. Stopped by PID at the end."""
+    missing = [d for d in ("slurmctld", "slurmd", "munged", "nsenter")
+               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
+    if missing:
+        msg = f"{', '.join(missing)} not installed (apt install slurm-wlm munge util-linux)"
+        if "slurm" in REQUIRED:
+            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
+        pytest.skip(msg)
+    reason = netns.unavailable()
+    if reason:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("slurm-net")
+    try:
+        conf = slurm.up(root, net=NODES)
+    except (slurm.ClusterError, netns.NetworkError) as err:
+        slurm.down(root)
+        pytest.fail(f"Slurm with namespaced nodes did not come up: {err}")
+    yield conf
+    slurm.down(root)
+    assert not any(n.namespace in _namespaces() for n in netns.nodes(NODES))
+
+
+def _namespaces() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def _bw_peak(conf: Path, out: Path, nodes: str) -> float:
+    out.mkdir()
+    run = reframe([*PT2PT, f"-J=--nodelist={nodes}", "-r"], out,
+                  env={"SLURM_CONF": str(conf)}, checks=("pt2pt.py",))
+    tc = run.case("Pt2ptCheck", transport="ob1-tcp", mapping="node")
+    assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    assert sorted(tc["job_nodelist"]) == nodes.split(",")  # nodes as Slurm assigned them
+    return tc["perfvalues"]["local:slurm-net:bw_peak"][0]
+
+
+def test_each_node_runs_in_its_own_namespace_with_its_own_address(cluster):
+    env = {"SLURM_CONF": str(cluster), "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
+    proc = subprocess.run(["srun", "-p", "net", "-N", str(NODES), "-n", str(NODES), "bash",
+                           "-c", "echo $SLURMD_NODENAME $(ip -br -4 addr show eth0)"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = {line.split()[0]: line.split()[3] for line in proc.stdout.splitlines()}
+    assert seen == {f"m{k}": f"10.99.0.{k}/24" for k in range(1, NODES + 1)}
+
+
+def test_a_slow_link_slows_the_runs_through_its_node_and_only_those(cluster, tmp_path):
+    need_stack("openmpi")
+    before = _bw_peak(cluster, tmp_path / "m1-m2", "m1,m2")
+    node = netns.Node(2)
+    netns.degrade(node, RATE)
+    try:
+        slowed = _bw_peak(cluster, tmp_path / "m1-m2-slow", "m1,m2")
+        elsewhere = _bw_peak(cluster, tmp_path / "m3-m4", "m3,m4")
+    finally:
+        netns.restore(node)
+    assert slowed < 0.2 * before, (before, slowed)
+    assert slowed < 140  # 1 Gbit/s is 125 MB/s
+    assert elsewhere > 0.5 * before, (before, elsewhere)
