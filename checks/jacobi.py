@@ -2,8 +2,10 @@
 
 One test per (mode, threads per rank, transport, mapping) runs the scaling
 series N = 1, 2, 4, ... ranks in one job (one launch per N; up to
-``max_ranks``, by default as many as the partition holds at ``threads``
-cores per rank). Performance variables per N: ``t_jacobi_N<n>``,
+``max_ranks``, by default as many as the partition, or ``max_nodes`` of it,
+holds at ``threads`` cores per rank, the largest N included when it is not
+a power of two; :class:`~sentinel.rfm.scaling.RankSeries`), every rank's
+placement proven in each launch. Performance variables per N: ``t_jacobi_N<n>``,
 ``t_halo_N<n>``, ``t_delta_N<n>``, ``t_other_N<n>``, ``t_sweep_N<n>``
 (seconds per iteration) and ``mlups_N<n>``; in weak scaling
 ``model_mlups_N<n>`` = P(L,N) and ``model_ratio_N<n>`` = measured / model,
@@ -21,27 +23,20 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
 from sentinel.analysis import jacobi
-from sentinel.analysis.jacobi import split_runs
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import THREAD_LEVELS, placement_problems
+from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm.base import TransportMappingTest, partition_nodes
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.pt2pt import pt2pt_check_name
 from sentinel.rfm.references import PartitionReferences
-from sentinel.rfm.threads import (
-    bind_threads,
-    partition_topology,
-    ranks_of,
-    resolve_threads,
-    threaded_output,
-    verify_threads,
-)
+from sentinel.rfm.scaling import RankSeries
+from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
 
 
 @rfm.simple_test
-class JacobiCheck(TransportMappingTest, PartitionReferences):
+class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
     """The Jacobi scaling series in one mode over one transport and mapping."""
 
     #: Hybrid mode of the benchmark.
@@ -60,19 +55,6 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     #: :default: ``0`` (set at setup)
     num_threads = variable(int, value=0, loggable=True)
-
-    #: Largest N of the series (powers of two from 1); 0: as many ranks as
-    #: the partition holds with ``threads`` cores each.
-    #:
-    #: :type: :class:`int`
-    max_ranks = variable(int, value=0)
-
-    #: Most nodes the series spans; 0: all of the partition's. The nightly
-    #: mode sets 2 (halo traffic between nodes, at the cost of two nodes),
-    #: acceptance runs the whole partition.
-    #:
-    #: :type: :class:`int`
-    max_nodes = variable(int, value=0)
 
     #: ``weak`` (``local_size``^3 points per rank; the model applies) or
     #: ``strong`` (``global_size``^3 points in all).
@@ -100,11 +82,6 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     repetitions = variable(int, value=3)
 
-    #: Allow ``max_ranks`` x ``threads`` beyond the partition's cores.
-    #:
-    #: :type: :class:`bool`
-    oversubscribe = variable(bool, value=False)
-
     #: The series' N values and each launch's result checksum ("N:checksum,...").
     #:
     #: :type: :class:`str`
@@ -125,70 +102,29 @@ class JacobiCheck(TransportMappingTest, PartitionReferences):
         if self.scaling == "weak" and not self.is_series:
             self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
 
-    @run_after("setup")
-    def plan_series(self) -> None:
-        """N = 1, 2, 4, ... up to what the partition holds (or ``max_ranks``, ``max_nodes``)."""
-        resolve_threads(self)
-        part = self.current_partition
-        nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
-        per_node = max((part.processor.num_cpus or 1) // self.num_threads, 1)
-        fits = nodes if self.mapping == "node" else per_node * nodes
-        limit = self.max_ranks or fits
-        self.skip_if(not self.oversubscribe and limit > fits,
-                     f"max_ranks {limit} x {self.num_threads} threads does not fit partition "
-                     f"{part.fullname} ({fits} ranks at mapping {self.mapping})")
-        self.series = jacobi.rank_series(limit)
-        self.skip_if(self.mapping != "core" and len(self.series) < 2,
-                     f"mapping {self.mapping} needs at least 2 ranks; partition "
-                     f"{part.fullname} holds {limit}")
-        self.num_tasks = self.series[-1]
-        self.num_cpus_per_task = self.num_threads
-        self.num_tasks_per_node = 1 if self.mapping == "node" else min(self.num_tasks, per_node)
+    def cores_per_rank(self) -> int:
+        """A core per thread: the ``threads`` level on this partition."""
+        if not self.num_threads:
+            resolve_threads(self)
+        return self.num_threads
 
-    @run_before("run", always_last=True)
-    def launch_series(self) -> None:
-        """One launch per N, the largest as the job's main command."""
+    @run_before("run")
+    def jacobi_options(self) -> None:
+        """The problem size of the scaling, and the threads bound one per core."""
         self.executable_opts += ["--local", str(self.local_size)] if self.scaling == "weak" \
             else ["--global", str(self.global_size)]
         bind_threads(self)
-        self.job.num_cpus_per_task = self.num_threads
-        for n in self.series[:-1]:
-            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
-                                    f"{' '.join(self.executable_opts)}")
-        self.job.num_tasks = self.num_tasks
-        self.job.num_tasks_per_node = self.num_tasks_per_node
-
-    def _launch(self, n: int) -> str:
-        """The launcher command for an n-rank step of this job."""
-        self.job.num_tasks = n
-        self.job.num_tasks_per_node = 1 if self.mapping == "node" else \
-            min(n, self.num_tasks_per_node)
-        cmd = self.job.launcher.run_command(self.job)
-        if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
-            cmd += f" --ntasks={n} --cpus-per-task={self.num_threads}"
-        return cmd
 
     def read_output(self) -> dict[int, BenchOutput]:
         """One complete output per launch of the series (a skip without the thread level)."""
         self.stdout_path, out = threaded_output(self, "jacobi")
-        return split_runs(out, self.stdout_path, self.series)
-
-    def verify_world(self, runs: dict[int, BenchOutput]) -> None:
-        """Each launch's world: split_runs found every N by the size its output reports."""
-
-    def verify_transport(self) -> None:
-        if self.num_tasks > 1:  # a single rank communicates with no one
-            super().verify_transport()
+        return self.split_series(out, self.stdout_path)
 
     def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
+        """Every rank where the mapping puts it, every thread on a core of its own."""
         for n, run in runs.items():
             verify_threads(self, run, f"{n}-rank launch: ")
-            if n > 1:  # the master thread's binding stands for its rank (OMP_PROC_BIND)
-                issues = placement_problems(self.mapping, ranks_of(run),
-                                            partition_topology(self.current_partition))
-                if issues:
-                    raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
-                                        "honoured: " + "; ".join(issues))
+        super().verify_placement(runs)
 
     def analyse(self, runs: dict[int, BenchOutput]) -> Values:
         """Values per N, and the model (weak) or the efficiency (strong) of each."""

@@ -105,6 +105,7 @@ modes = [
         # The Jacobi series over 2 nodes: every night within the node-hour
         # budget; the whole partition is the acceptance mode's.
         "-S", "JacobiCheck.max_nodes=2",
+        "-S", "RingCheck.max_nodes=2",
         "-S", "time_limit=10m",
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -72,6 +73,28 @@ def mpi_env() -> dict[str, str]:
     if os.geteuid() == 0:  # local-test environment only
         e.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return e
+
+
+#: MPI compiler wrapper and launcher of each stack the benchmarks are built with directly.
+BENCH_STACKS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi"]),
+                "mpich": ("mpicc.mpich", ["mpiexec.mpich"])}
+
+
+def build_bench(family: str, program: str, where: Path) -> tuple[list[str], str]:
+    """The suite's benchmarks built under ``where`` with ``family``'s wrapper.
+
+    Returns the launcher command and the path of ``program`` (the others lie
+    beside it, ``<where>/bench/<name>/<name>``); a build that fails (``-Wall
+    -Wextra -Werror``) fails the test with the compiler's output.
+    """
+    need_stack(family)
+    cc, launcher = BENCH_STACKS[family]
+    src = where / "bench"
+    shutil.copytree(ROOT / "src" / "bench", src, ignore=shutil.ignore_patterns("build-*"))
+    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "all"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    return launcher, str(src / program / program)
 
 
 def _detected() -> set[str]:

@@ -1,29 +1,16 @@
 """The matching benchmark built with each MPI's wrapper and run directly."""
 
-import shutil
 import subprocess
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.integration.conftest import mpi_env, need_stack
+from tests.integration.conftest import BENCH_STACKS, build_bench, mpi_env
 
 pytestmark = pytest.mark.integration
 
-STACKS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi"]),
-          "mpich": ("mpicc.mpich", ["mpiexec.mpich"])}
-
-
-@pytest.fixture(scope="module", params=sorted(STACKS))
+@pytest.fixture(scope="module", params=sorted(BENCH_STACKS))
 def bench(request, tmp_path_factory):
-    need_stack(request.param)
-    cc, launcher = STACKS[request.param]
-    src = tmp_path_factory.mktemp(request.param) / "bench"
-    shutil.copytree(ROOT / "src" / "bench", src, ignore=shutil.ignore_patterns("build-*"))
-    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "all"],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout + build.stderr  # -Wall -Wextra -Werror
-    return launcher, str(src / "matching" / "matching")
+    return build_bench(request.param, "matching", tmp_path_factory.mktemp(request.param))
 
 
 def run(bench, nranks, *args):

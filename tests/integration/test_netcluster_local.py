@@ -2,9 +2,10 @@
 
 Four nodes ``m1`` ... ``m4`` in partition ``net``, each slurmd in its own
 network namespace with its own veth link into a bridge and its own address
-(``tests/cluster/netns.py``). These tests prove that MPI traffic between
-two nodes really crosses their links: slowing one node's link slows the
-runs that use that node, and only those.
+(``tests/cluster/netns.py``). These tests run the ring over the whole
+partition, every rank's placement proven, and prove that MPI traffic
+between two nodes really crosses their links: slowing one node's link slows
+the runs that use that node, and only those.
 """
 
 from __future__ import annotations
@@ -57,6 +58,20 @@ def _namespaces() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
+RING = [*QUICK, "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
+        "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi",
+        "--system", "local:slurm-net"]
+
+
+def _ring(conf: Path, out: Path, *args: str) -> dict:
+    out.mkdir()
+    run = reframe([*RING, *args, "-r"], out, env={"SLURM_CONF": str(conf)},
+                  checks=("ring.py",))
+    tc = run.case("RingCheck", transport="ob1-tcp", mapping="node")
+    assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    return {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+
+
 def _bw_peak(conf: Path, out: Path, nodes: str) -> float:
     out.mkdir()
     run = reframe([*PT2PT, f"-J=--nodelist={nodes}", "-r"], out,
@@ -90,3 +105,27 @@ def test_a_slow_link_slows_the_runs_through_its_node_and_only_those(cluster, tmp
     assert slowed < 0.2 * before, (before, slowed)
     assert slowed < 140  # 1 Gbit/s is 125 MB/s
     assert elsewhere > 0.5 * before, (before, elsewhere)
+
+
+def test_the_ring_spans_every_node_with_every_rank_placed(cluster, tmp_path):
+    need_stack("openmpi")
+    # N = 1, 2, 4: one rank per node; sanity proved every rank of every launch
+    # on a node of its own, as Slurm assigned them
+    perf = _ring(cluster, tmp_path / "ring")
+    assert {"lap_N1", "lap_N2", "lap_N4", "hop", "lap_offset"} <= set(perf)
+    assert perf["lap_N4"] > perf["lap_N2"] > 0
+
+
+def test_a_slow_link_slows_the_ring_through_its_node_and_only_that(cluster, tmp_path):
+    need_stack("openmpi")
+    big = ["-S", "RingCheck.size=65536", "-S", "RingCheck.max_nodes=2"]
+    before = _ring(cluster, tmp_path / "m1-m2", *big, "-J=--nodelist=m1,m2")["lap_N2"]
+    node = netns.Node(2)
+    netns.degrade(node, RATE)
+    try:
+        slowed = _ring(cluster, tmp_path / "m1-m2-slow", *big, "-J=--nodelist=m1,m2")["lap_N2"]
+        elsewhere = _ring(cluster, tmp_path / "m3-m4", *big, "-J=--nodelist=m3,m4")["lap_N2"]
+    finally:
+        netns.restore(node)
+    assert slowed > 3 * before, (before, slowed)
+    assert elsewhere < 2 * before, (before, elsewhere)

@@ -13,12 +13,11 @@ from sentinel.analysis.jacobi import (
     halo_bytes,
     model_mlups,
     model_values,
-    rank_series,
-    split_runs,
     values,
 )
 from sentinel.errors import SentinelError
-from sentinel.parsers.sentinel_output import parse, unsupported
+from sentinel.parsers.sentinel_output import parse, split_launches, unsupported
+from sentinel.rfm.scaling import rank_series
 from tests.conftest import DATA
 
 CAPTURED = DATA / "jacobi-openmpi-funnelled-2x1.out"
@@ -90,12 +89,13 @@ SERIES = DATA / "jacobi-openmpi-multiple-strong-series.out"
 
 def test_rank_series():
     assert rank_series(1) == [1]
-    assert rank_series(6) == [1, 2, 4]
+    assert rank_series(6) == [1, 2, 4, 6]  # the whole partition, not only powers of two
+    assert rank_series(4) == [1, 2, 4] and rank_series(3) == [1, 2, 3]
     assert rank_series(256)[-1] == 256
 
 
 def test_series_split_per_launch_and_strong_efficiency():
-    runs = split_runs(parse(SERIES.read_text(), "jacobi"), "out", [1, 2])
+    runs = split_launches(parse(SERIES.read_text(), "jacobi"), "out", [1, 2])
     results = {n: analyse(run, "out") for n, run in runs.items()}
     eff = efficiency(results[2], results[1])["efficiency_N2"][0]
     assert eff == pytest.approx(results[1].sweep_s / (2 * results[2].sweep_s))
@@ -104,7 +104,7 @@ def test_series_split_per_launch_and_strong_efficiency():
 def test_missing_launch_is_named():
     with pytest.raises(SentinelError, match=r"no output from the 4-rank launch \(found "
                                             r"launches of \[1, 2\]\)"):
-        split_runs(parse(SERIES.read_text(), "jacobi"), "out", [1, 2, 4])
+        split_launches(parse(SERIES.read_text(), "jacobi"), "out", [1, 2, 4])
 
 
 def test_truncated_launch_is_named():
@@ -112,11 +112,11 @@ def test_truncated_launch_is_named():
     cut = "\n".join(lines[:-2])  # the 2-rank launch loses its last result and DONE
     with pytest.raises(SentinelError, match=r"out \(2-rank launch\): output of jacobi is "
                                             "truncated"):
-        split_runs(parse(cut, "jacobi"), "out", [1, 2])
+        split_launches(parse(cut, "jacobi"), "out", [1, 2])
 
 
 def test_strong_results_must_agree():
-    runs = split_runs(parse(SERIES.read_text(), "jacobi"), "out", [1, 2])
+    runs = split_launches(parse(SERIES.read_text(), "jacobi"), "out", [1, 2])
     one, two = (analyse(run, "out") for run in runs.values())
     wrong = dataclasses.replace(two, checksum=two.checksum * 1.001)
     with pytest.raises(SentinelError, match="2-rank result .* differs from the 1-rank result"):

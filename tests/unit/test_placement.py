@@ -10,6 +10,7 @@ from sentinel.mpi.placement import (
     parse_cpu_list,
     placement_problems,
     same_as_larger,
+    series_placement_problems,
     tasks_per_node,
     thread_counts,
     thread_problems,
@@ -133,3 +134,39 @@ def test_unknown_topology_is_an_error_naming_the_key():
     with pytest.raises(SentinelError, match=r"partition cluster:thin: the processor's "
                                             r"topology.numa_nodes unknown; thread counts"):
         thread_counts(24, 2, None, "partition cluster:thin")
+
+
+def _ranks(*placements: tuple[str, str]) -> list[RankPlacement]:
+    return [RankPlacement(i, host, parse_cpu_list(cpus)) for i, (host, cpus) in
+            enumerate(placements)]
+
+
+ONE_SOCKET = Topology.from_masks(["0x1", "0x2", "0x4", "0x8"], ["0xf"])
+
+
+def test_every_rank_of_a_series_launch_is_checked():
+    full = _ranks(("a", "0"), ("a", "1"), ("b", "0"), ("b", "1"))
+    assert series_placement_problems("core", full, 2, ONE_SOCKET) == []
+    assert series_placement_problems("node", _ranks(("a", "0"), ("b", "0"), ("c", "1")), 1,
+                                     ONE_SOCKET) == []
+    # rank 3 (not 0 or 1) shares a core with rank 2
+    shared = _ranks(("a", "0"), ("a", "1"), ("b", "2"), ("b", "2"))
+    assert series_placement_problems("core", shared, 2, ONE_SOCKET) == [
+        "ranks 2 and 3 share CPU(s) 2 on b"]
+    assert series_placement_problems("core", shared, 2, ONE_SOCKET, shared_ok=True) == []
+
+
+def test_ranks_per_node_and_binding_of_a_series_launch():
+    crowded = _ranks(("a", "0"), ("b", "0"), ("b", "1"))
+    assert series_placement_problems("node", crowded, 1, ONE_SOCKET) == [
+        "mapping node: 2 ranks (1, 2) on b, at most 1 per node"]
+    sparse = _ranks(("a", "0"), ("b", "0"), ("c", "0"), ("c", "1"))
+    assert series_placement_problems("core", sparse, 2, ONE_SOCKET) == [
+        "mapping core: 2 nodes hold fewer than 2 ranks (a, b); only one may"]
+    loose = _ranks(("a", "0-1"), ("a", "2-3"))
+    assert series_placement_problems("core", loose, 2, ONE_SOCKET) == [
+        "rank 0 on a is not bound to one core (cpus [0, 1])",
+        "rank 1 on a is not bound to one core (cpus [2, 3])"]
+    assert series_placement_problems("core", loose, 2, ONE_SOCKET, cores_per_rank=2) == []
+    assert series_placement_problems("core", _ranks(("a", "0"), ("a", "1"))[1:], 2,
+                                     ONE_SOCKET) == ["affinity reported for ranks [1], not 0..0"]

@@ -99,6 +99,24 @@ class HockneyFit:
     r2: float
 
 
+@dataclass(frozen=True)
+class LineFit:
+    """``y = intercept + slope x`` by least squares, and its R^2."""
+
+    slope: float
+    intercept: float
+    r2: float
+
+
+def linear_fit(x: list[float], y: list[float]) -> LineFit:
+    """The least-squares line through the points (at least two distinct x)."""
+    if len(set(x)) < 2:
+        raise SentinelError(f"linear_fit: need two distinct x, got {sorted(set(x))}")
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    fit = _line(xs, ys)
+    return LineFit(float(fit.slope), float(fit.intercept), _r2(fit, ys))
+
+
 def hockney_fit(times_us: dict[int, float]) -> HockneyFit:
     """Fit ``t = lambda + size/b`` to half-round-trip times per size (bytes)."""
     small = [t for s, t in times_us.items() if s <= 16]

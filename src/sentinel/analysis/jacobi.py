@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import THREAD_LEVELS
-from sentinel.parsers.sentinel_output import BenchOutput, Record, require_complete
+from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 #: The benchmark's modes.
 MODES = ("pure", "master", "funnelled", "multiple")
@@ -83,36 +83,6 @@ def _one(out: BenchOutput, kind: str, stdout: str) -> Record:
     if len(found) != 1:
         raise SentinelError(f"{stdout}: expected one SENTINEL_{kind} line, found {len(found)}")
     return found[0]
-
-
-def rank_series(limit: int) -> list[int]:
-    """Ranks of a scaling series: the powers of two up to ``limit`` (at least 1)."""
-    out = [1]
-    while out[-1] * 2 <= limit:
-        out.append(out[-1] * 2)
-    return out
-
-
-def split_runs(out: BenchOutput, stdout: str, expected: list[int]) -> dict[int, BenchOutput]:
-    """One complete output per launch of a series (ranks -> records), in launch order.
-
-    A launch that is missing or cut short is an error naming its rank count.
-    """
-    runs: list[BenchOutput] = []
-    for rec in out.records:
-        if rec.kind == "CONFIG":
-            runs.append(BenchOutput(out.bench))
-        if runs:
-            runs[-1].records.append(rec)
-            runs[-1].done = runs[-1].done or (rec.kind == "DONE"
-                                              and rec.fields.get("bench") == out.bench)
-    by_ranks = {r.of("CONFIG")[0].integer("ranks"): r for r in runs}
-    for n in expected:
-        if n not in by_ranks:
-            raise SentinelError(f"{stdout}: no output from the {n}-rank launch "
-                                f"(found launches of {sorted(by_ranks) or 'none'})")
-        require_complete(by_ranks[n], f"{stdout} ({n}-rank launch)")
-    return {n: by_ranks[n] for n in expected}
 
 
 def analyse(out: BenchOutput, stdout: str) -> JacobiRun:

@@ -224,4 +224,4 @@ def all_specs() -> dict[str, CheckSpec]:
 def _load_all() -> None:
     # The declarations live beside the analysis of each family; importing the
     # modules registers them.
-    from sentinel.analysis import hybrid, jacobi, matching, pt2pt, standard  # noqa: F401
+    from sentinel.analysis import hybrid, jacobi, matching, pt2pt, ring, standard  # noqa: F401

@@ -237,3 +237,53 @@ def thread_problems(ranks: Sequence[RankPlacement], threads: Sequence[ThreadPlac
     if topo is None:
         out.append("processor topology unknown: cannot validate thread binding")
     return out
+
+
+def series_placement_problems(mapping: str, ranks: Sequence[RankPlacement], per_node: int,
+                              topo: Topology | None, cores_per_rank: int = 1,
+                              shared_ok: bool = False) -> list[str]:
+    """What is wrong with where every rank of an N-rank launch ran, for ``mapping``.
+
+    At most ``per_node`` ranks on a host (one with mapping ``node``), every
+    host but one full; no two ranks of a host sharing a CPU, and where a host
+    holds several ranks of one core each, each bound to one core, unless
+    ``shared_ok`` (oversubscription asked).
+    """
+    ordered = sorted(ranks, key=lambda r: r.rank)
+    if [r.rank for r in ordered] != list(range(len(ordered))):
+        return [f"affinity reported for ranks {[r.rank for r in ordered]}, "
+                f"not 0..{len(ordered) - 1}"]
+    per_host: dict[str, list[RankPlacement]] = {}
+    for r in ordered:
+        per_host.setdefault(r.host, []).append(r)
+    want = 1 if mapping == "node" else per_node
+    out = [f"mapping {mapping}: {len(rs)} ranks ({', '.join(str(r.rank) for r in rs)}) on "
+           f"{host}, at most {want} per node" for host, rs in per_host.items() if len(rs) > want]
+    short = sorted(host for host, rs in per_host.items() if len(rs) < want)
+    if len(short) > 1:
+        out.append(f"mapping {mapping}: {len(short)} nodes hold fewer than {want} ranks "
+                   f"({', '.join(short)}); only one may")
+    if shared_ok:
+        return out
+    for host, rs in per_host.items():
+        out += _shared_cpus(host, rs)
+    # A rank alone on its node shares nothing: its binding is the mapping's business.
+    crowded = [r for rs in per_host.values() if len(rs) > 1 for r in rs]
+    if cores_per_rank == 1 and crowded:
+        if topo is None:
+            return out + ["processor topology unknown: cannot validate binding"]
+        out += [f"rank {r.rank} on {r.host} is not bound to one core (cpus {sorted(r.cpus)})"
+                for r in crowded if _one_of(r.cpus, topo.core_of) is None]
+    return out
+
+
+def _shared_cpus(host: str, ranks: Sequence[RankPlacement]) -> list[str]:
+    """The pairs of ``ranks`` (all on ``host``) whose CPU sets overlap."""
+    out = []
+    for i, a in enumerate(ranks):
+        for b in ranks[i + 1:]:
+            both = sorted(a.cpus & b.cpus)
+            if both:
+                out.append(f"ranks {a.rank} and {b.rank} share CPU(s) "
+                           f"{','.join(map(str, both))} on {host}")
+    return out

@@ -20,7 +20,7 @@ TIME_LIMIT_KILL = "the job hit its time limit"
 FINALIZE_HANG = "so the ranks hung in MPI_Finalize"
 
 #: The programs in src/bench; each says why it stops as ``<program>: error: <why>``.
-BENCH_PROGRAMS = ("affinity", "hybrid", "jacobi", "matching", "pt2pt")
+BENCH_PROGRAMS = ("affinity", "hybrid", "jacobi", "matching", "pt2pt", "ring")
 
 #: How MPICH and Intel MPI report a fatal error: the MPI call that failed,
 #: then the layers under it, the deepest saying why.

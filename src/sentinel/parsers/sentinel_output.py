@@ -121,3 +121,27 @@ def unsupported(out: BenchOutput) -> str | None:
     rec = found[0]
     return (f"mode {rec.text('mode')} needs {rec.text('required')}; the MPI library "
             f"provides {rec.text('provided')}")
+
+
+def split_launches(out: BenchOutput, stdout: str, expected: list[int]) -> dict[int, BenchOutput]:
+    """One complete output per launch of a series (ranks -> records), in launch order.
+
+    A series job's stdout holds one launch after another, each from its
+    CONFIG line on. A launch that is missing or cut short is an error naming
+    its rank count.
+    """
+    runs: list[BenchOutput] = []
+    for rec in out.records:
+        if rec.kind == "CONFIG":
+            runs.append(BenchOutput(out.bench))
+        if runs:
+            runs[-1].records.append(rec)
+            runs[-1].done = runs[-1].done or (rec.kind == "DONE"
+                                              and rec.fields.get("bench") == out.bench)
+    by_ranks = {r.of("CONFIG")[0].integer("ranks"): r for r in runs}
+    for n in expected:
+        if n not in by_ranks:
+            raise SentinelError(f"{stdout}: no output from the {n}-rank launch "
+                                f"(found launches of {sorted(by_ranks) or 'none'})")
+        require_complete(by_ranks[n], f"{stdout} ({n}-rank launch)")
+    return {n: by_ranks[n] for n in expected}

@@ -1,0 +1,119 @@
+"""A series of launches N = 1, 2, 4, ... in one job: the checks that scale with ranks.
+
+:class:`RankSeries` plans the series from the partition (its nodes, the
+cores a rank takes, ``max_ranks``, ``max_nodes``), puts one launch per N in
+the job (the largest as the main command), splits the output by launch and
+proves every rank's placement in each: ranks per node as the mapping asks,
+nodes as the scheduler gave them, no two ranks on one core.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+from reframe.core.builtins import run_after, run_before, variable
+
+from sentinel.errors import SentinelError
+from sentinel.mpi.placement import series_placement_problems
+from sentinel.parsers.sentinel_output import BenchOutput, split_launches
+from sentinel.rfm.base import partition_nodes
+from sentinel.rfm.threads import partition_topology, ranks_of
+
+
+def rank_series(limit: int) -> list[int]:
+    """N of a series: the powers of two up to ``limit``, and ``limit`` itself (at least 1)."""
+    out = [1]
+    while out[-1] * 2 <= limit:
+        out.append(out[-1] * 2)
+    if out[-1] != limit and limit > 1:
+        out.append(limit)
+    return out
+
+
+class RankSeries(rfm.RegressionTestPlugin):
+    """N = 1, 2, 4, ... ranks, one launch each, in one job."""
+
+    #: Largest N of the series; 0: as many ranks as the partition (or
+    #: ``max_nodes`` of it) holds at the cores each rank takes.
+    #:
+    #: :type: :class:`int`
+    max_ranks = variable(int, value=0)
+
+    #: Most nodes the series spans; 0: all of the partition's. The nightly
+    #: mode sets 2, acceptance runs the whole partition.
+    #:
+    #: :type: :class:`int`
+    max_nodes = variable(int, value=0)
+
+    #: Allow ``max_ranks`` beyond the partition's cores (ranks share cores).
+    #:
+    #: :type: :class:`bool`
+    oversubscribe = variable(bool, value=False)
+
+    def cores_per_rank(self) -> int:
+        """Cores each rank takes (its threads)."""
+        return 1
+
+    @run_after("setup")
+    def plan_series(self) -> None:
+        """The series' N, and the job's tasks and tasks per node for its largest."""
+        part = self.current_partition
+        nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
+        per_node = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
+        fits = nodes if self.mapping == "node" else per_node * nodes
+        limit = self.max_ranks or fits
+        self.skip_if(not self.oversubscribe and limit > fits,
+                     f"max_ranks {limit} x {self.cores_per_rank()} core(s) does not fit "
+                     f"partition {part.fullname} ({fits} ranks at mapping {self.mapping})")
+        self.series = rank_series(limit)
+        self.skip_if(self.mapping != "core" and len(self.series) < 2,
+                     f"mapping {self.mapping} needs at least 2 ranks; partition "
+                     f"{part.fullname} holds {limit}")
+        self.num_tasks = self.series[-1]
+        self.num_cpus_per_task = self.cores_per_rank()
+        self.num_tasks_per_node = 1 if self.mapping == "node" else min(self.num_tasks, per_node)
+
+    @run_before("run", always_last=True)
+    def launch_series(self) -> None:
+        """One launch per N, the largest as the job's main command."""
+        self.job.num_cpus_per_task = self.cores_per_rank()
+        for n in self.series[:-1]:
+            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
+                                    f"{' '.join(self.executable_opts)}")
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+
+    def _launch(self, n: int) -> str:
+        """The launcher command for an n-rank step of this job."""
+        self.job.num_tasks = n
+        self.job.num_tasks_per_node = self.ranks_per_node(n)
+        cmd = self.job.launcher.run_command(self.job)
+        if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
+            cmd += f" --ntasks={n} --cpus-per-task={self.cores_per_rank()}"
+        return cmd
+
+    def ranks_per_node(self, n: int) -> int:
+        """Ranks per node of the n-rank launch."""
+        return 1 if self.mapping == "node" else min(n, self.num_tasks_per_node)
+
+    def split_series(self, out: BenchOutput, stdout: str) -> dict[int, BenchOutput]:
+        """One complete output per launch of the series; a missing one is an error."""
+        return split_launches(out, stdout, self.series)
+
+    def verify_world(self, runs: dict[int, BenchOutput]) -> None:
+        """Each launch's world: :meth:`split_series` found every N by the size it reports."""
+
+    def verify_transport(self) -> None:
+        """The transport, unless the whole series is one rank (it talks to no one)."""
+        if self.num_tasks > 1:
+            super().verify_transport()
+
+    def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
+        """Every rank of every launch where the mapping puts it."""
+        topo = partition_topology(self.current_partition)
+        for n, run in runs.items():
+            issues = series_placement_problems(self.mapping, ranks_of(run),
+                                               self.ranks_per_node(n), topo,
+                                               self.cores_per_rank(), self.oversubscribe)
+            if issues:
+                raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
+                                    "honoured: " + "; ".join(issues))

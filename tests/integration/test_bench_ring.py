@@ -1,0 +1,47 @@
+"""The ring benchmark built with each MPI's wrapper and run directly, 1 to 4 ranks."""
+
+import subprocess
+
+import pytest
+
+from tests.integration.conftest import BENCH_STACKS, build_bench, mpi_env
+
+pytestmark = pytest.mark.integration
+
+@pytest.fixture(scope="module", params=sorted(BENCH_STACKS))
+def bench(request, tmp_path_factory):
+    launcher, exe = build_bench(request.param, "ring", tmp_path_factory.mktemp(request.param))
+    # 3 and 4 ranks on this host's 2 cores: Open MPI refuses unless told
+    extra = ["--oversubscribe"] if request.param == "openmpi" else []
+    return [*launcher, *extra], exe
+
+
+def run(bench, nranks, *args):
+    launcher, exe = bench
+    return subprocess.run([*launcher, "-np", str(nranks), exe, *args], capture_output=True,
+                          text=True, env=mpi_env(), timeout=120)
+
+
+@pytest.mark.parametrize("nranks", [1, 2, 3, 4])
+def test_every_lap_brings_each_message_back_checked(bench, nranks):
+    # 3 and 4 ranks oversubscribe this host's 2 cores: a functional run
+    p = run(bench, nranks, "--laps", "50", "--repetitions", "2", "--size", "64")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    rings = [ln for ln in lines if ln.startswith("SENTINEL_RING ")]
+    assert [ln.split()[1:5] for ln in rings] == [
+        [f"ranks={nranks}", "bytes=64", "laps=50", f"repetition={r}"] for r in range(2)]
+    assert all(float(ln.split("lap_us=")[1]) > 0 for ln in rings)
+    assert sum(ln.startswith("SENTINEL_AFFINITY ") for ln in lines) == nranks
+    assert lines[-1] == "SENTINEL_DONE bench=ring"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--size", "12"], "--size 12 is not a multiple of 8"),
+    (["--laps", "0"], "--laps: 0 is out of range [1, 100000000]"),
+    (["--bogus", "1"], "unknown option '--bogus'"),
+])
+def test_bad_arguments_are_named(bench, args, message):
+    p = run(bench, 2, *args)
+    assert p.returncode != 0
+    assert f"ring: error: {message}" in p.stderr
