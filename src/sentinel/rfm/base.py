@@ -92,27 +92,28 @@ def offered_transports() -> list[str]:
     whole catalogue. Each family offered also gets its series job
     (``openmpi/all``, :mod:`sentinel.rfm.series`).
     """
-    try:
-        system = runtime.runtime().system
-    except ReframeFatalError:
-        keys = sorted(CATALOGUE)
-    else:
-        features = [set(env.features) for part in system.partitions for env in part.environs]
-        keys = sorted(key for key, t in CATALOGUE.items()
-                      if any({t.family, t.name} <= f for f in features))
+    features = _environ_features()
+    keys = sorted(key for key, t in CATALOGUE.items()
+                  if features is None or any({t.family, t.name} <= f for f in features))
     if not _packing_asked():
         return keys
     families = sorted({CATALOGUE[key].family for key in keys})
     return keys + [series.series_key(family) for family in families]
 
 
-def offers_feature(feature: str) -> bool:
-    """Whether an environment of the selected system has ``feature`` (True before a runtime)."""
+def _environ_features() -> list[set[str]] | None:
+    """The features of each environment of the selected system; None before a runtime."""
     try:
         system = runtime.runtime().system
     except ReframeFatalError:
-        return True
-    return any(feature in env.features for part in system.partitions for env in part.environs)
+        return None
+    return [set(env.features) for part in system.partitions for env in part.environs]
+
+
+def offers_feature(feature: str) -> bool:
+    """Whether an environment of the selected system has ``feature`` (True before a runtime)."""
+    features = _environ_features()
+    return features is None or any(feature in f for f in features)
 
 
 def _packing_asked() -> bool:
@@ -133,7 +134,7 @@ def _packing_asked() -> bool:
     return any(v.strip().lower() in ("true", "yes", "y", "1") for v in values)
 
 
-def transport_label(key: str) -> str:
+def _transport_label(key: str) -> str:
     """``ob1-tcp`` for a transport, ``openmpi-all`` for a series job."""
     family, name = key.split("/", 1)
     return f"{family}-{name}" if series.is_series_key(key) else name
@@ -149,7 +150,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #:
     #: :type: :class:`str`
     #: :values: the catalogue entries the system offers
-    transport = parameter(offered_transports(), fmt=transport_label, loggable=True)
+    transport = parameter(offered_transports(), fmt=_transport_label, loggable=True)
 
     #: Transports (``family/name``) to run; empty: every transport offered.
     #:
@@ -546,7 +547,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     def verify_job_end(self) -> None:
         """Fail naming the cause when the job was killed, crashed or could not start."""
-        causes = job_end_causes(self._output_text())
+        causes = job_end_causes(self.job_output_text())
         if self.from_series:
             causes = self.series_causes() + causes
         if causes:
@@ -591,9 +592,6 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     def job_output_text(self) -> str:
         """The job's stdout and stderr (scheduler messages, a series job's own)."""
-        return self._output_text()
-
-    def _output_text(self) -> str:
         text = ""
         for name in (self.stdout.evaluate(), self.stderr.evaluate()):
             path = os.path.join(self.stagedir, name)
@@ -604,7 +602,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
 
     def verify_transport(self) -> None:
         """Fail unless the library's log proves the requested transport."""
-        sel = observe(self._output_text())
+        sel = observe(self.job_output_text())
         self.transport_selected = sel.describe()
         issues = problems(self.transport_info, sel)
         if issues:
