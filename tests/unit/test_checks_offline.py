@@ -256,6 +256,43 @@ def test_imb_through_the_probe_and_its_variants(offline):
     assert names == {"ImbCheck", "ImbSourceCheck"}  # no +spack environment here
 
 
+NET = {"transport": "intelmpi/ofi-tcp", "mapping": "node"}
+NET_CAPTURE = "collectives-intelmpi-ofi-tcp-node-net"
+
+
+def test_collectives_series_over_the_nodes_in_one_imb_launch(offline):
+    case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster", **NET)
+    assert case.check.series == [1, 2, 4]
+    script = case.script()
+    assert "#SBATCH --ntasks=4" in script and "#SBATCH --ntasks-per-node=1" in script
+    assert "-npmin 1 -msglen imb_sizes.txt" in script
+    assert script.count("srun ") == 2  # the probe, then IMB once: no launch per count
+    assert (Path(case.check.stagedir) / "imb_sizes.txt").read_text() == "8\n65536\n"
+    case.give_outputs(NET_CAPTURE)
+    case.sanity()
+    values = case.performance()
+    assert len(values) == 7 * 2 * 3 + 3  # 7 sized operations x 2 sizes x P = 1, 2, 4; barrier
+    assert values["allreduce_latency_8B_P4"][4] == "us"
+    assert values["barrier_latency_P4"][0] > values["barrier_latency_P1"][0]
+
+
+def test_collectives_placement_and_counts_are_proven(offline):
+    def crowd(text: str) -> str:  # rank 1 reported on rank 0's node
+        return re.sub(r"(SENTINEL_AFFINITY rank=1 host=)\S+", r"\1m1", text)
+
+    def drop_p4(text: str) -> str:  # a run that never reached 4 processes
+        return re.sub(r"# Benchmarking Alltoall \n# #processes = 4.*?(?=\n#-{10,}\n# Bench)",
+                      "", text, flags=re.S)
+    for edit, message in ((crowd, r"4-rank launch: placement node not honoured: mapping "
+                                  r"node: 2 ranks \(0, 1\) on m1"),
+                          (drop_p4, r"IMB ran Alltoall at \[1, 2\] process counts, the "
+                                    r"series is \[1, 2, 4\]")):
+        case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster", **NET)
+        case.give_outputs(NET_CAPTURE, edit)
+        with pytest.raises(SanityError, match=message):
+            case.sanity()
+
+
 def test_osu_latency_through_the_probe(offline):
     case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
                variables={"suite_dir": "/opt/osu"}, **OB1)

@@ -88,10 +88,15 @@ SERIES = DATA / "jacobi-openmpi-multiple-strong-series.out"
 
 
 def test_rank_series():
-    assert rank_series(1) == [1]
-    assert rank_series(6) == [1, 2, 4, 6]  # the whole partition, not only powers of two
-    assert rank_series(4) == [1, 2, 4] and rank_series(3) == [1, 2, 3]
-    assert rank_series(256)[-1] == 256
+    assert rank_series(1, 1) == [1]
+    assert rank_series(6, 1) == [1, 2, 4, 6]  # the whole node, not only powers of two
+    assert rank_series(4, 1) == [1, 2, 4] and rank_series(1, 3) == [1, 2, 3]
+    assert rank_series(128, 64)[-1] == 8192 and len(rank_series(128, 64)) == 14
+    # a node of 96 cores: within it 1 ... 64, then whole nodes 96, 192, 384, 480
+    assert rank_series(96, 5) == [1, 2, 4, 8, 16, 32, 64, 96, 192, 384, 480]
+    assert rank_series(96, 5, whole_nodes=True) == [96, 192, 384, 480]
+    assert rank_series(4, 4, limit=6) == [1, 2, 4, 6]  # max_ranks: below it, and it
+    assert rank_series(2, 2, limit=8) == [1, 2, 4, 8]  # beyond (oversubscribed)
 
 
 def test_series_split_per_launch_and_strong_efficiency():

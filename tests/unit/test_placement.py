@@ -9,6 +9,7 @@ from sentinel.mpi.placement import (
     launcher_settings,
     parse_cpu_list,
     placement_problems,
+    prefix_span_problems,
     same_as_larger,
     series_placement_problems,
     tasks_per_node,
@@ -170,3 +171,14 @@ def test_ranks_per_node_and_binding_of_a_series_launch():
     assert series_placement_problems("core", loose, 2, ONE_SOCKET, cores_per_rank=2) == []
     assert series_placement_problems("core", _ranks(("a", "0"), ("a", "1"))[1:], 2,
                                      ONE_SOCKET) == ["affinity reported for ranks [1], not 0..0"]
+
+
+def test_each_prefix_of_the_world_spans_its_node_count():
+    block = _ranks(("a", "0"), ("a", "1"), ("b", "0"), ("b", "1"), ("c", "0"), ("c", "1"))
+    assert prefix_span_problems(block, 2, [2, 4, 6]) == []
+    assert prefix_span_problems(block, 2, [3]) == []  # 3 ranks: 2 nodes, one of them full
+    cyclic = _ranks(("a", "0"), ("b", "0"), ("c", "0"), ("a", "1"), ("b", "1"), ("c", "1"))
+    # with ranks dealt round-robin, "2 ranks" is not "one node"
+    assert prefix_span_problems(cyclic, 2, [2, 4, 6]) == [
+        "the first 2 ranks span 2 node(s) (a, b), not 1 at 2 per node",
+        "the first 4 ranks span 3 node(s) (a, b, c), not 2 at 2 per node"]

@@ -5,6 +5,7 @@ The outputs are this project's own runs (tests/data/standard/README.md says how)
 
 import pytest
 
+from sentinel.analysis import collectives
 from sentinel.analysis.fits import hockney_fit, switch_points
 from sentinel.analysis.standard import imb_values
 from sentinel.errors import SentinelError
@@ -70,7 +71,7 @@ def test_imb_truncated_and_missing_tables_are_named():
     cut = text[:text.index("       65536")]
     with pytest.raises(SentinelError, match=r"x: IMB output is truncated: no '# All processes "
                                             r"entering MPI_Finalize' line \(last table: "
-                                            r"PingPong, last size 32768\)"):
+                                            r"PingPong at 2 processes, last size 32768\)"):
         imb.require_complete(imb.parse(cut, "x"), "x")
     with pytest.raises(SentinelError, match=r"IMB output has no Bcast table \(has: PingPong@2\)"):
         imb.parse(text).table("Bcast")
@@ -88,6 +89,39 @@ def test_imb_values_from_real_pingpong_and_allreduce():
     ar = imb.parse((FIXTURES / "imb-2021" / "allreduce_mpich_ucx-sm.txt").read_text())
     values, _ = imb_values(ar, ["Allreduce"])
     assert set(values) == {"allreduce_latency_8B", "allreduce_latency_4194304B"}
+
+
+COLLECTIVES = FIXTURES.parent / "collectives"
+
+
+def test_imb_series_of_process_counts_gives_a_value_per_count():
+    out = imb.parse((COLLECTIVES / "imb-intelmpi-ofi-tcp-net-4nodes.out").read_text())
+    imb.require_complete(out)
+    ops = list(collectives.OPERATIONS)
+    collectives.require_counts(out, ops, [1, 2, 4], "x")
+    values = collectives.values(out, ops, [8, 65536], 2.0)
+    assert set(values) == set(collectives.expected(ops, [8, 65536], [1, 2, 4]))
+    assert values["barrier_latency_P4"] == (56.69, "us")  # t_avg as printed
+    assert values["alltoallv_latency_65536B_P2"][0] > values["alltoallv_latency_8B_P2"][0]
+    with pytest.raises(SentinelError, match=r"x: IMB ran Barrier at \[1, 2, 4\] process "
+                                            r"counts, the series is \[1, 2, 3\]"):
+        collectives.require_counts(out, ops, [1, 2, 3], "x")
+    three = imb.parse((COLLECTIVES / "imb-intelmpi-ofi-tcp-net-3nodes-busypoll.out").read_text())
+    collectives.require_counts(three, ["Barrier", "Allreduce", "Alltoall"], [1, 2, 3], "x")
+
+
+def test_a_size_imb_gave_up_on_is_unresolved_never_a_value():
+    out = imb.parse((COLLECTIVES / "imb-intelmpi-ofi-tcp-net-4nodes-busypoll-timeout.out")
+                    .read_text())
+    imb.require_complete(out)
+    table = out.table("Allreduce", 4)
+    assert table.cut_at == 16 and sorted(table.column("t_avg[usec]")) == [8]
+    values = collectives.values(out, ["Barrier", "Allreduce"], [8, 16], 0.05)
+    assert "allreduce_latency_8B_P4" in values and "allreduce_latency_16B_P4" not in values
+    assert values.unresolved == {"allreduce_latency_16B_P4": (
+        "IMB stopped timing Allreduce at 4 processes from 16 B on: its time budget "
+        "(-time 0.05 s per size) was spent, so the time per call is above what that "
+        "budget allows")}
 
 
 @pytest.mark.parametrize("path,step", [

@@ -277,6 +277,25 @@ def series_placement_problems(mapping: str, ranks: Sequence[RankPlacement], per_
     return out
 
 
+def prefix_span_problems(ranks: Sequence[RankPlacement], per_node: int,
+                         counts: Sequence[int]) -> list[str]:
+    """What is wrong with the nodes the first P ranks span, for each P of ``counts``.
+
+    A series measured on prefixes of one world (IMB ``-npmin``) is a node
+    count series only if ranks fill nodes in order: the first P ranks must
+    span ceil(P / ``per_node``) nodes.
+    """
+    ordered = sorted(ranks, key=lambda r: r.rank)
+    out = []
+    for count in counts:
+        hosts = sorted({r.host for r in ordered[:count]})
+        want = -(-count // per_node)
+        if len(hosts) != want:
+            out.append(f"the first {count} ranks span {len(hosts)} node(s) "
+                       f"({', '.join(hosts)}), not {want} at {per_node} per node")
+    return out
+
+
 def _shared_cpus(host: str, ranks: Sequence[RankPlacement]) -> list[str]:
     """The pairs of ``ranks`` (all on ``host``) whose CPU sets overlap."""
     out = []

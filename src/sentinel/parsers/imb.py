@@ -4,6 +4,8 @@ One output holds one table per benchmark and process count, after
 ``# Benchmarking <name>`` and ``# #processes = N``. Point-to-point tables
 have ``t[usec]`` (and ``Mbytes/sec``); collectives ``t_min``/``t_max``/
 ``t_avg``. A complete run ends with ``# All processes entering MPI_Finalize``.
+A size IMB stopped timing because its ``-time`` budget was spent is a row
+``<bytes> time-out.; ...``: recorded as the table's cut, never as a value.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sentinel.errors import SentinelError
 _BENCH = re.compile(r"^# Benchmarking (\S+)")
 _PROCS = re.compile(r"^# #processes = (\d+)")
 _HEADER = re.compile(r"^\s*#bytes\s|^\s*#repetitions\s")
+_TIMEOUT = re.compile(r"^\s*\d+\s+time-out")
 _FINALIZE = "# All processes entering MPI_Finalize"
 
 
@@ -27,6 +30,8 @@ class ImbTable:
     processes: int
     columns: list[str] = field(default_factory=list)
     rows: list[dict[str, float]] = field(default_factory=list)
+    #: The first message size IMB did not time (its ``-time`` budget spent), or None.
+    cut_at: int | None = None
 
     def column(self, name: str) -> dict[int, float]:
         """Message size -> value of column ``name`` (e.g. ``t_avg[usec]``)."""
@@ -34,7 +39,7 @@ class ImbTable:
             raise SentinelError(f"IMB {self.benchmark}: no column {name!r} "
                                 f"(columns: {', '.join(self.columns)})")
         if "#bytes" not in self.columns:  # Barrier: no message size
-            return {0: self.rows[-1][name]}
+            return {0: self.rows[-1][name]} if self.rows else {}
         return {int(r["#bytes"]): r[name] for r in self.rows}
 
     @property
@@ -81,11 +86,14 @@ def parse(text: str, source: str = "output") -> ImbOutput:
         elif line.startswith(_FINALIZE):
             complete = True
         elif current is not None and current.columns and line.strip()[:1].isdigit():
-            current.rows.append(_row(current, line, source, lineno))
+            if _TIMEOUT.match(line):
+                current.cut_at = int(line.split()[0])
+            elif current.cut_at is None:
+                current.rows.append(_row(current, line, source, lineno))
     if not tables:
         raise SentinelError(f"{source}: not an IMB output (no '# Benchmarking' line)")
     for t in tables:
-        if not t.rows:
+        if not t.rows and t.cut_at is None:
             raise SentinelError(f"{source}: IMB {t.benchmark} ({t.processes} processes) "
                                 "has no result rows (truncated output?)")
     return ImbOutput(tables, complete)
@@ -108,6 +116,7 @@ def require_complete(out: ImbOutput, source: str = "output") -> None:
     """Raise unless IMB reached MPI_Finalize (else the run was cut short)."""
     if not out.complete:
         last = out.tables[-1]
-        size = int(last.rows[-1].get("#bytes", 0))
+        size = int(last.rows[-1].get("#bytes", 0)) if last.rows else "none"
         raise SentinelError(f"{source}: IMB output is truncated: no '{_FINALIZE}' line "
-                            f"(last table: {last.benchmark}, last size {size})")
+                            f"(last table: {last.benchmark} at {last.processes} processes, "
+                            f"last size {size})")

@@ -19,14 +19,30 @@ from sentinel.rfm.base import partition_nodes
 from sentinel.rfm.threads import partition_topology, ranks_of
 
 
-def rank_series(limit: int) -> list[int]:
-    """N of a series: the powers of two up to ``limit``, and ``limit`` itself (at least 1)."""
+def powers_to(limit: int) -> list[int]:
+    """1, 2, 4, ... up to ``limit``, and ``limit`` itself (at least 1)."""
     out = [1]
     while out[-1] * 2 <= limit:
         out.append(out[-1] * 2)
     if out[-1] != limit and limit > 1:
         out.append(limit)
     return out
+
+
+def rank_series(per_node: int, nodes: int, limit: int = 0,
+                whole_nodes: bool = False) -> list[int]:
+    """N of a series on ``nodes`` nodes of ``per_node`` ranks.
+
+    Within a node 1, 2, 4, ... ranks (left out with ``whole_nodes``), then
+    full nodes: ``per_node`` x 1, 2, 4, ... nodes and all ``nodes`` when
+    that is not a power of two. With ``limit``, the counts below it and
+    ``limit`` itself.
+    """
+    counts = [] if whole_nodes else [n for n in powers_to(per_node) if n < per_node]
+    counts += [per_node * k for k in powers_to(nodes)]
+    if limit:
+        counts = [n for n in counts if n < limit] + [limit]
+    return counts
 
 
 class RankSeries(rfm.RegressionTestPlugin):
@@ -49,6 +65,15 @@ class RankSeries(rfm.RegressionTestPlugin):
     #: :type: :class:`bool`
     oversubscribe = variable(bool, value=False)
 
+    #: Whether the series counts whole nodes only (1 and a full node of
+    #: ranks per node x 1, 2, 4, ... nodes), not also 1, 2, 4, ... ranks
+    #: within one node.
+    whole_nodes: bool = False
+
+    #: Whether each N is a launch of its own; a benchmark that runs the
+    #: series itself on prefixes of one world (IMB ``-npmin``) sets False.
+    launch_per_count: bool = True
+
     def cores_per_rank(self) -> int:
         """Cores each rank takes (its threads)."""
         return 1
@@ -58,13 +83,14 @@ class RankSeries(rfm.RegressionTestPlugin):
         """The series' N, and the job's tasks and tasks per node for its largest."""
         part = self.current_partition
         nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
-        per_node = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
-        fits = nodes if self.mapping == "node" else per_node * nodes
+        per_node = 1 if self.mapping == "node" else \
+            max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
+        fits = per_node * nodes
         limit = self.max_ranks or fits
         self.skip_if(not self.oversubscribe and limit > fits,
                      f"max_ranks {limit} x {self.cores_per_rank()} core(s) does not fit "
                      f"partition {part.fullname} ({fits} ranks at mapping {self.mapping})")
-        self.series = rank_series(limit)
+        self.series = rank_series(per_node, nodes, self.max_ranks, self.whole_nodes)
         self.skip_if(self.mapping != "core" and len(self.series) < 2,
                      f"mapping {self.mapping} needs at least 2 ranks; partition "
                      f"{part.fullname} holds {limit}")
@@ -76,7 +102,7 @@ class RankSeries(rfm.RegressionTestPlugin):
     def launch_series(self) -> None:
         """One launch per N, the largest as the job's main command."""
         self.job.num_cpus_per_task = self.cores_per_rank()
-        for n in self.series[:-1]:
+        for n in self.series[:-1] if self.launch_per_count else ():
             self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
                                     f"{' '.join(self.executable_opts)}")
         self.job.num_tasks = self.num_tasks

@@ -1,0 +1,100 @@
+"""Collectives from one node to the whole partition (IMB-MPI1 over a process-count series).
+
+One test per transport and mapping runs IMB-MPI1 once over the series of
+whole nodes: ``core`` fills every node (P = a full node x 1, 2, 4, ...
+nodes, and the whole partition, or ``max_nodes`` of it), ``node`` puts one
+rank on each (P = 1, 2, 4, ... nodes). IMB measures each P on the first P
+ranks (``-npmin``), and the affinity probe of the same launch proves where
+every rank ran and that the first P ranks span exactly their nodes.
+The operations are those of the Queen's interconnect study (Lyons 2005):
+barrier, bcast, scatter, gather, alltoall, alltoallv, reduce, allreduce.
+
+Performance variables (microseconds per call, IMB's ``t_avg``):
+``<op>_latency_<size>B_P<procs>`` per operation, size of ``sizes`` and
+process count, and ``barrier_latency_P<procs>``. A count is part of the
+variable's name, so each has a reference of its own in
+``config/references/`` (the report draws latency against P per size).
+
+IMB-MPI1 is looked up as for ``ImbCheck``: ``-S CollectivesCheck.suite_dir``,
+the environment's ``extras['benchmark_dirs']['imb']``, its PATH (Intel MPI
+ships it); ``CollectivesSourceCheck`` builds IMB from its release tarball
+and ``CollectivesSpackCheck`` takes it from a ``+spack`` environment.
+"""
+
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, run_before, variable
+
+from sentinel.analysis import collectives
+from sentinel.analysis.variables import Values
+from sentinel.parsers import imb
+from sentinel.rfm.build import ImbBuild, SpackImbBuild
+from sentinel.rfm.collectives import ImbCountSeries
+from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
+
+
+@rfm.simple_test
+class CollectivesCheck(ImbCountSeries, StandardSuiteCheck):
+    """IMB-MPI1 collectives at every whole-node count, over one transport and mapping."""
+
+    #: Collectives to run (IMB-MPI1 benchmark names), in one invocation.
+    #:
+    #: :type: :class:`List[str]`
+    operations = variable(typ.List[typ.Str["|".join(collectives.OPERATIONS)]],
+                          value=list(collectives.OPERATIONS))
+
+    #: Message sizes in bytes (IMB ``-msglen``); Barrier has none.
+    #:
+    #: :type: :class:`List[int]`
+    sizes = variable(typ.List[int], value=[8, 65536])
+
+    #: Repetitions per size and count (IMB ``-iter``; IMB lowers it for large sizes).
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=1000)
+
+    #: Seconds IMB may spend on one size (IMB ``-time``); a size it could not
+    #: finish is reported unresolved.
+    #:
+    #: :type: :class:`float`
+    time_per_size = variable(float, value=10.0)
+
+    suite = "imb"
+    program = "IMB-MPI1"
+    spec = collectives.SPEC
+    release_variant = "CollectivesSourceCheck"
+    tags = {"collectives", "scaling", "nightly", "acceptance"}
+    rotates = True
+
+    @run_before("run")
+    def set_options(self) -> None:
+        self.executable_opts = [*self.operations, *self.imb_series_options(self.sizes),
+                                "-iter", str(self.iterations),
+                                "-time", str(self.time_per_size)]
+
+    def read_output(self) -> imb.ImbOutput:
+        stdout, text = self.stdout_text()
+        out = imb.parse(text, stdout)
+        imb.require_complete(out, stdout)
+        return out
+
+    def expected_variables(self) -> list[str]:
+        return collectives.expected(self.operations, self.sizes, self.series)
+
+    def suite_values(self, out: imb.ImbOutput) -> tuple[Values, list[int]]:
+        return collectives.values(out, self.operations, self.sizes, self.time_per_size), []
+
+
+@rfm.simple_test
+class CollectivesSourceCheck(FromRelease, CollectivesCheck):
+    """CollectivesCheck on IMB built from its release tarball, where no IMB-MPI1 is found."""
+
+    suite_build = fixture(ImbBuild, scope="environment")
+
+
+@spack_test
+class CollectivesSpackCheck(FromSpack, CollectivesCheck):
+    """CollectivesCheck on IMB installed from the environment's Spack environment."""
+
+    suite_build = fixture(SpackImbBuild, scope="environment")
