@@ -26,6 +26,9 @@ QUICK = [
     "-S", "ImbCheck.msglog=20",
     "-S", "ImbCheck.iterations=100",
     "-S", "ImbCheck.time_per_size=0.5",
+    "-S", "CollectivesCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "CollectivesCheck.iterations=100",
+    "-S", "CollectivesCheck.time_per_size=0.5",
     "-S", "Pt2ptCheck.max_size=1048576",
     "-S", "Pt2ptCheck.iterations=100",
     "-S", "Pt2ptCheck.iterations_large=10",
@@ -106,6 +109,7 @@ modes = [
         # budget; the whole partition is the acceptance mode's.
         "-S", "JacobiCheck.max_nodes=2",
         "-S", "RingCheck.max_nodes=2",
+        "-S", "CollectivesCheck.max_nodes=2",
         "-S", "time_limit=10m",
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.

@@ -116,16 +116,76 @@ def test_the_ring_spans_every_node_with_every_rank_placed(cluster, tmp_path):
     assert perf["lap_N4"] > perf["lap_N2"] > 0
 
 
-def test_a_slow_link_slows_the_ring_through_its_node_and_only_that(cluster, tmp_path):
+#: Intel MPI's IMB collectives on the namespaced nodes. Two of the four nodes
+#: share each of this host's CPUs: ranks that busy-poll there slow each other
+#: by two orders of magnitude (tests/data/collectives/README.md), so they wait
+#: in the kernel (I_MPI_WAIT_MODE), as oversubscribed ranks should.
+COLLECTIVES = ["-S", "CollectivesCheck.transports=intelmpi/ofi-tcp",
+               "-S", "CollectivesCheck.iterations=200", "-S", "CollectivesCheck.time_per_size=2",
+               "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=5m",
+               "-n", "CollectivesCheck.*mapping=node", "-p", "intelmpi",
+               "--system", "local:slurm-net"]
+
+
+def _collectives(conf: Path, out: Path, *args: str) -> dict:
+    out.mkdir()
+    run = reframe([*COLLECTIVES, *args, "-r"], out, env={"SLURM_CONF": str(conf)},
+                  checks=("collectives.py",))
+    tc = run.case("CollectivesCheck", transport="ofi-tcp", mapping="node")
+    assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    return tc
+
+
+def test_collectives_at_two_three_and_four_ranks_over_one_to_four_nodes(cluster, tmp_path):
+    need_stack("intelmpi")
+    four = _collectives(cluster, tmp_path / "four")
+    three = _collectives(cluster, tmp_path / "three", "-S", "CollectivesCheck.max_nodes=3")
+    # one rank per node: P ranks span P nodes; sanity proved every rank's node
+    # and that IMB's first P ranks are on P distinct nodes
+    assert sorted(four["job_nodelist"]) == ["m1", "m2", "m3", "m4"]
+    assert len(three["job_nodelist"]) == 3
+    for tc, counts in ((four, (1, 2, 4)), (three, (1, 2, 3))):
+        perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+        for p in counts:
+            assert {f"barrier_latency_P{p}", f"bcast_latency_8B_P{p}",
+                    f"allreduce_latency_8B_P{p}", f"alltoall_latency_65536B_P{p}"} <= set(perf)
+        assert perf[f"barrier_latency_P{counts[-1]}"] > perf["barrier_latency_P1"]
+
+
+#: The ring (Open MPI, TCP) and the allreduce (Intel MPI, OFI tcp) of one run
+#: with 64 KiB and 1 MiB messages, between two nodes.
+THROUGH_LINKS = ["-S", "RingCheck.transports=openmpi/ob1-tcp", "-S", "RingCheck.laps=50",
+                 "-S", "RingCheck.repetitions=3", "-S", "RingCheck.size=65536",
+                 "-S", "RingCheck.max_nodes=2", *COLLECTIVES[:-6],
+                 "-S", "CollectivesCheck.operations=Allreduce",
+                 "-S", "CollectivesCheck.sizes=1048576", "-S", "CollectivesCheck.max_nodes=2",
+                 "-S", "CollectivesCheck.iterations=50",
+                 "-n", "(RingCheck|CollectivesCheck).*mapping=node", "--system", "local:slurm-net"]
+
+
+def _ring_and_allreduce(conf: Path, out: Path, nodes: str) -> tuple[float, float]:
+    out.mkdir()
+    run = reframe([*THROUGH_LINKS, f"-J=--nodelist={nodes}", "-r"], out,
+                  env={"SLURM_CONF": str(conf)}, checks=("ring.py", "collectives.py"))
+    ring = run.case("RingCheck", transport="ob1-tcp", mapping="node")
+    coll = run.case("CollectivesCheck", transport="ofi-tcp", mapping="node")
+    for tc in (ring, coll):
+        assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    return (ring["perfvalues"]["local:slurm-net:lap_N2"][0],
+            coll["perfvalues"]["local:slurm-net:allreduce_latency_1048576B_P2"][0])
+
+
+def test_a_slow_link_slows_the_ring_and_allreduce_through_its_node_only(cluster, tmp_path):
     need_stack("openmpi")
-    big = ["-S", "RingCheck.size=65536", "-S", "RingCheck.max_nodes=2"]
-    before = _ring(cluster, tmp_path / "m1-m2", *big, "-J=--nodelist=m1,m2")["lap_N2"]
+    need_stack("intelmpi")
+    before = _ring_and_allreduce(cluster, tmp_path / "m1-m2", "m1,m2")
     node = netns.Node(2)
     netns.degrade(node, RATE)
     try:
-        slowed = _ring(cluster, tmp_path / "m1-m2-slow", *big, "-J=--nodelist=m1,m2")["lap_N2"]
-        elsewhere = _ring(cluster, tmp_path / "m3-m4", *big, "-J=--nodelist=m3,m4")["lap_N2"]
+        slowed = _ring_and_allreduce(cluster, tmp_path / "m1-m2-slow", "m1,m2")
+        elsewhere = _ring_and_allreduce(cluster, tmp_path / "m3-m4", "m3,m4")
     finally:
         netns.restore(node)
-    assert slowed > 3 * before, (before, slowed)
-    assert elsewhere < 2 * before, (before, elsewhere)
+    for what, b, s, e in zip(("ring lap", "allreduce 1 MiB"), before, slowed, elsewhere):
+        assert s > 3 * b, (what, b, s)
+        assert e < 2 * b, (what, b, e)
