@@ -198,3 +198,19 @@ def test_unresolved_values_are_listed_with_why_never_as_numbers():
     rows = unresolved_rows(cases)
     assert [(r[2], r[3].split(",")[0]) for r in rows] == [
         ("logp_L_classic", "-0.31 us is not positive")]
+
+
+def test_series_over_process_counts_are_drawn_against_the_count():
+    from sentinel.results.report import plots
+
+    net = json.loads((DATA.parent / "run-report-slurm-net.json").read_text())
+    cases = cases_of(net, "net.json")
+    lines = plots._scaling_lines(next(c for c in cases if c.check == "CollectivesCheck"))
+    assert len(lines) == 7 * 2 + 1  # per operation and size; the barrier
+    assert sorted(lines["allreduce_latency_8B_P*"]) == [1, 2, 4]
+    assert sorted(plots._scaling_lines(next(c for c in cases if c.check == "RingCheck"))
+                  ["lap_N*"]) == [1, 2, 4]
+    titles = [t for t, uri in plots.scaling(cases) if uri.startswith("data:image/png")]
+    assert titles == ["CollectivesCheck intelmpi ofi-tcp node on local:slurm-net",
+                      "RingCheck openmpi ob1-tcp node on local:slurm-net"]
+    assert plots.scaling(cases_of(_report(), "r.json")) == []  # two ranks: no series

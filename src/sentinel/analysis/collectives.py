@@ -28,9 +28,10 @@ SPEC = CheckSpec(
     variables=(
         PerfVar("{op}_latency_{size}B_P{procs}", "us", LOWER,
                 "time of one call at this message size and process count (IMB t_avg)",
-                choices={"op": _SIZED}, headline={"size": "8"}),
+                choices={"op": _SIZED}, headline={"size": "8"}, scaling="procs"),
         PerfVar("barrier_latency_P{procs}", "us", LOWER,
-                "time of one barrier at this process count (IMB t_avg)", headline={}),
+                "time of one barrier at this process count (IMB t_avg)", headline={},
+                scaling="procs"),
     ),
 )
 

@@ -56,6 +56,9 @@ class PerfVar:
     #: The point-to-point curve against message size this variable is a point
     #: of (``latency`` or ``bw``), drawn with the fit of the same prefix.
     curve: str = ""
+    #: The field holding the process count when the variable is a point of
+    #: a series over process counts (the report draws it against them).
+    scaling: str = ""
     #: Plausible range ``(low, high)`` (either None: unbounded) of a
     #: measurement of a real transport; a value outside it is unresolved.
     plausible: tuple[float | None, float | None] = (None, None)

@@ -54,7 +54,8 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)
     figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
-               "jacobi": plots.jacobi(inputs.cases), "trends": plots.trends(inputs.history)}
+               "jacobi": plots.jacobi(inputs.cases), "scaling": plots.scaling(inputs.cases),
+               "trends": plots.trends(inputs.history)}
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",

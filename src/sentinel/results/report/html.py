@@ -144,6 +144,8 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
          _queue_models(inputs.cases) + _figures(figures["matching"], "No matching results.")),
         ("jacobi", "Hybrid Jacobi: measured against the model",
          _figures(figures["jacobi"], "No Jacobi results.")),
+        ("scaling", "From a pair of ranks to the partition: time against processes",
+         _figures(figures["scaling"], "No process-count series.")),
         ("trends", "Trends over the stored sessions",
          _figures(figures["trends"], "Fewer than two stored sessions with these values.")),
         ("variables", "Every performance variable",

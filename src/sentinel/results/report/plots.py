@@ -188,6 +188,42 @@ def jacobi(cases: list[Case]) -> Figures:
     return out
 
 
+def _scaling_lines(case: Case) -> dict[str, dict[int, float]]:
+    """Per variable without its process count: process count -> value."""
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for var in case.variables.values():
+        field = var.decl.scaling if var.decl else ""
+        fields = var.decl.match(var.name) if field else None
+        if fields and var.value is not None:
+            line = var.decl.template.replace(f"{{{field}}}", "*").format(**fields)
+            out[line][int(fields[field])] = var.value
+    return out
+
+
+def scaling(cases: list[Case]) -> Figures:
+    """Per test case of a process-count series: each variable against the process count."""
+    out = []
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        lines = _scaling_lines(c) if c.result == "pass" else {}
+        if not lines:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.2))
+        for name, points in sorted(lines.items()):
+            counts = sorted(points)
+            ax.plot(counts, [points[p] for p in counts], marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("processes P")
+        units = {v.unit for v in c.variables.values() if v.decl and v.decl.scaling}
+        ax.set_ylabel(" / ".join(sorted(units)))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, ncol=3)
+        title = f"{c.check} {c.label} on {c.system}:{c.partition}"
+        ax.set_title(title, fontsize=10)
+        out.append((title, _png(fig)))
+    return out
+
+
 def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
     """Headline variables over the stored sessions, per partition (one line per test)."""
     points: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
