@@ -12,8 +12,13 @@ placement proven in each launch. Performance variables per N: ``t_jacobi_N<n>``,
 where T_s is the sweep time of the series' N = 1 launch and B, T_L are
 ``fit_bw`` and ``fit_lambda`` of ``Pt2ptCheck`` on the same partition,
 environment, transport and mapping (a ReFrame dependency: measured, never
-constants). In strong scaling: ``efficiency_N<n>`` = T(1) / (N T(N)), and
-every N must compute the same result.
+constants), and ``scaling_ratio_N<n>`` = N P(L,1) / P(L,N) measured, the
+ratio the Orfeo study tabulates, to set results beside its table. In strong
+scaling: ``efficiency_N<n>`` = T(1) / (N T(N)), and every N must compute
+the same result. ``-S JacobiCheck.dims=16,4,2`` fixes the process grid of
+the largest launch (the series then ends at its 128 ranks; the smaller
+launches take MPI_Dims_create's); ``-S JacobiCheck.ranks_per_node=4`` puts 4
+ranks on each node with mapping ``node``.
 """
 
 
@@ -82,6 +87,12 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     repetitions = variable(int, value=3)
 
+    #: The process grid of the series' largest launch (``16,4,2``); the
+    #: series ends at its product. Empty: MPI_Dims_create's grid everywhere.
+    #:
+    #: :type: :class:`List[int]`
+    dims = variable(typ.List[int], value=[], loggable=True)
+
     #: The series' N values and each launch's result checksum ("N:checksum,...").
     #:
     #: :type: :class:`str`
@@ -101,6 +112,15 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
                      "pure MPI runs one thread per rank")
         if self.scaling == "weak" and not self.is_series:
             self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
+
+    def asked_ranks(self) -> int:
+        """With ``dims``, the series ends at the grid's process count."""
+        return jacobi.grid_ranks(self.dims, self.max_ranks) if self.dims else self.max_ranks
+
+    def launch_options(self, n: int) -> list[str]:
+        """The grid of ``dims`` for the launch of its size."""
+        return ["--dims", ",".join(map(str, self.dims))] if self.dims and n == self.series[-1] \
+            else []
 
     def cores_per_rank(self) -> int:
         """A core per thread: the ``threads`` level on this partition."""
@@ -140,10 +160,12 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         """The model (weak) or the efficiency (strong) of one launch."""
         if self.scaling == "strong":
             return jacobi.efficiency(result, single)
+        ratio = jacobi.scaling_ratio(result, single)
         pt2pt = self.getdep(pt2pt_check_name(self.transport, self.mapping))
         lost = {n: pt2pt.unresolved[n] for n in ("fit_bw", "fit_lambda") if n in pt2pt.unresolved}
         if lost:
             raise SentinelError(f"the model needs {pt2pt.name}'s fit, unresolved there: "
                                 + "; ".join(f"{n}: {why}" for n, why in lost.items()))
         bandwidth, latency = pt2pt.values["fit_bw"][0], pt2pt.values["fit_lambda"][0]
-        return jacobi.model_values(result, single.sweep_s, bandwidth, latency)
+        ratio.merge(jacobi.model_values(result, single.sweep_s, bandwidth, latency))
+        return ratio

@@ -223,6 +223,9 @@ def test_jacobi_series_plan_and_model(offline):
     values = jacobi.performance()
     assert {"mlups_N1", "mlups_N2", "model_mlups_N2", "model_ratio_N2", "t_halo_N2"} <= set(values)
     assert values["model_ratio_N2"][0] > 0
+    # the Orfeo study's N P(L,1) / P(L,N), measured
+    assert values["scaling_ratio_N2"][0] == pytest.approx(
+        2 * values["mlups_N1"][0] / values["mlups_N2"][0])
     assert jacobi.check.checksums.startswith("1:")
 
 
@@ -237,6 +240,20 @@ def test_jacobi_series_across_nodes_is_planned_off_cluster(offline):
     assert "#SBATCH --ntasks=4" in script and "#SBATCH --ntasks-per-node=1" in script
     assert "srun --ntasks=1 --cpus-per-task=1" not in script  # a launch is one step
     assert "--ntasks=2 --cpus-per-task=1" in script
+
+
+def test_jacobi_grid_and_ranks_per_node_of_the_node_mapping(offline):
+    tcp = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+    _, case = offline.cases([("Pt2ptCheck", tcp),
+                             ("JacobiCheck", {"mode": "pure", "threads": "one", **tcp})],
+                            variables={"dims": [2, 2, 2], "ranks_per_node": 2},
+                            environ="openmpi", partition="cluster")
+    assert case.check.series == [2, 4, 8]  # whole nodes of 2 ranks, up to the grid's 8
+    script = case.script()
+    assert "#SBATCH --ntasks=8" in script and "#SBATCH --ntasks-per-node=2" in script
+    launches = [line for line in script.splitlines() if line.startswith("srun")]
+    assert ["--dims 2,2,2" in line for line in launches] == [False, False, True]
+    assert all("--distinct-cpus" in line for line in launches)  # 2 ranks share a node
 
 
 def test_imb_through_the_probe_and_its_variants(offline):

@@ -10,6 +10,7 @@ from sentinel.analysis.jacobi import (
     analyse,
     comm_time,
     efficiency,
+    grid_ranks,
     halo_bytes,
     model_mlups,
     model_values,
@@ -97,6 +98,18 @@ def test_rank_series():
     assert rank_series(96, 5, whole_nodes=True) == [96, 192, 384, 480]
     assert rank_series(4, 4, limit=6) == [1, 2, 4, 6]  # max_ranks: below it, and it
     assert rank_series(2, 2, limit=8) == [1, 2, 4, 8]  # beyond (oversubscribed)
+
+
+def test_a_process_grid_is_three_counts_that_agree_with_max_ranks():
+    assert grid_ranks([16, 4, 2], 0) == 128 and grid_ranks([3, 1, 1], 3) == 3
+    with pytest.raises(SentinelError, match=r"JacobiCheck.dims=2,2: a process grid is three "
+                                            r"positive counts \(16,4,2\)"):
+        grid_ranks([2, 2], 0)
+    with pytest.raises(SentinelError, match=r"dims=2,0,2: a process grid"):
+        grid_ranks([2, 0, 2], 0)
+    with pytest.raises(SentinelError, match=r"JacobiCheck.dims=2,2,2 is 8 ranks, "
+                                            r"JacobiCheck.max_ranks is 6"):
+        grid_ranks([2, 2, 2], 6)
 
 
 def test_series_split_per_launch_and_strong_efficiency():

@@ -71,6 +71,14 @@ def test_launcher_settings_per_family():
     assert launcher_settings("intelmpi", "socket", "mpirun")[1]["I_MPI_PIN_ORDER"] == "scatter"
     assert "--distribution=block:cyclic" in launcher_settings("openmpi", "socket", "srun")[0]
     assert tasks_per_node("node") == 1 and tasks_per_node("core") == 2
+    # mapping node with several ranks on each node
+    assert launcher_settings("openmpi", "node", "mpirun", per_node=4)[0] == [
+        "--map-by", "ppr:4:node", "--bind-to", "core"]
+    assert launcher_settings("openmpi", "node", "mpirun", 8, per_node=2)[0] == [
+        "--map-by", "ppr:2:node:PE=8", "--bind-to", "core"]
+    assert launcher_settings("mpich", "node", "mpirun", per_node=3)[0][:2] == ["-ppn", "3"]
+    assert launcher_settings("intelmpi", "node", "mpirun", 4, per_node=3)[0] == ["-ppn", "3"]
+    assert launcher_settings("openmpi", "node", "srun", per_node=3)[0] == ["--cpu-bind=cores"]
 
 
 def test_unknown_launcher_or_mapping_is_an_error():

@@ -36,6 +36,8 @@ SPEC = CheckSpec(
         PerfVar("model_mlups_N{n}", "MLUP/s", NEUTRAL, "the weak-scaling model's P(L,N)"),
         PerfVar("model_ratio_N{n}", "1", HIGHER, "measured / modelled MLUP/s", headline={}),
         PerfVar("efficiency_N{n}", "1", HIGHER, "strong scaling: T(1) / (N T(N))"),
+        PerfVar("scaling_ratio_N{n}", "1", LOWER, "weak scaling: N P(L,1) / P(L,N) measured, "
+                "the ratio of the Orfeo study's table (Banerjee 2022; 1 is linear)"),
     ),
     levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
 )
@@ -134,6 +136,26 @@ def model_values(run: JacobiRun, single_sweep_s: float, bandwidth_mbs: float,
     out = Values(SPEC)
     out.put("model_mlups_N{n}", model, n=run.ranks)
     out.put("model_ratio_N{n}", run.mlups / model, n=run.ranks)
+    return out
+
+
+def grid_ranks(dims: list[int], max_ranks: int) -> int:
+    """The ranks of the process grid ``dims``; a grid that is not one is an error."""
+    shown = ",".join(map(str, dims))
+    if len(dims) != 3 or min(dims) < 1:
+        raise SentinelError(f"JacobiCheck.dims={shown}: a process grid is three positive "
+                            "counts (16,4,2)")
+    ranks = dims[0] * dims[1] * dims[2]
+    if max_ranks and max_ranks != ranks:
+        raise SentinelError(f"JacobiCheck.dims={shown} is {ranks} ranks, "
+                            f"JacobiCheck.max_ranks is {max_ranks}")
+    return ranks
+
+
+def scaling_ratio(run: JacobiRun, single: JacobiRun) -> Values:
+    """N P(L,1) / P(L,N) of a weak-scaling run: how far below N times one rank it fell."""
+    out = Values(SPEC)
+    out.put("scaling_ratio_N{n}", run.ranks * single.mlups / run.mlups, n=run.ranks)
     return out
 
 

@@ -68,13 +68,27 @@ def tasks_per_node(mapping: str) -> int:
     return 1 if mapping == "node" else 2
 
 
-def launcher_settings(family: str, mapping: str, launcher: str,
-                      cores_per_rank: int = 1) -> tuple[list[str], dict[str, str]]:
+def launcher_settings(family: str, mapping: str, launcher: str, cores_per_rank: int = 1,
+                      per_node: int = 1) -> tuple[list[str], dict[str, str]]:
     """Launcher options and environment variables that realise ``mapping``.
 
     With ``cores_per_rank`` > 1 (threaded ranks) each rank is bound to that
     many neighbouring cores; under srun the check sets ``num_cpus_per_task``.
+    Mapping ``node`` puts ``per_node`` ranks on each node (under srun the
+    job's ``--ntasks-per-node`` does).
     """
+    opts, env = _launcher_settings(family, mapping, launcher, cores_per_rank)
+    if mapping == "node" and per_node > 1:
+        for i in range(1, len(opts)):
+            if opts[i - 1] == "-ppn":
+                opts[i] = str(per_node)
+            elif opts[i - 1] == "--map-by":  # Open MPI: node[:PE=n] -> ppr:k:node[:PE=n]
+                opts[i] = f"ppr:{per_node}:{opts[i]}"
+    return opts, env
+
+
+def _launcher_settings(family: str, mapping: str, launcher: str,
+                       cores_per_rank: int) -> tuple[list[str], dict[str, str]]:
     if mapping not in MAPPINGS:
         raise SentinelError(f"unknown mapping {mapping!r} (known: {', '.join(MAPPINGS)})")
     if launcher == "srun":
@@ -98,6 +112,7 @@ def _threaded(family: str, mapping: str, cores: int) -> tuple[list[str], dict[st
     if family == "openmpi":  # Open MPI 4 refuses PE=n with --map-by core: map by slot
         level = "slot" if mapping == "core" else mapping
         return ["--map-by", f"{level}:PE={cores}", "--bind-to", "core"], {}
+    # -ppn 1 below: launcher_settings puts the asked ranks per node there
     if family == "mpich":
         where = ["-ppn", "1"] if mapping == "node" else ["-map-by", mapping]
         return [*where, "-bind-to", f"core:{cores}"], {}
@@ -244,10 +259,10 @@ def series_placement_problems(mapping: str, ranks: Sequence[RankPlacement], per_
                               shared_ok: bool = False) -> list[str]:
     """What is wrong with where every rank of an N-rank launch ran, for ``mapping``.
 
-    At most ``per_node`` ranks on a host (one with mapping ``node``), every
-    host but one full; no two ranks of a host sharing a CPU, and where a host
-    holds several ranks of one core each, each bound to one core, unless
-    ``shared_ok`` (oversubscription asked).
+    At most ``per_node`` ranks on a host, every host but one full; no two
+    ranks of a host sharing a CPU, and where a host holds several ranks of
+    one core each, each bound to one core, unless ``shared_ok``
+    (oversubscription asked).
     """
     ordered = sorted(ranks, key=lambda r: r.rank)
     if [r.rank for r in ordered] != list(range(len(ordered))):
@@ -256,7 +271,7 @@ def series_placement_problems(mapping: str, ranks: Sequence[RankPlacement], per_
     per_host: dict[str, list[RankPlacement]] = {}
     for r in ordered:
         per_host.setdefault(r.host, []).append(r)
-    want = 1 if mapping == "node" else per_node
+    want = per_node
     out = [f"mapping {mapping}: {len(rs)} ranks ({', '.join(str(r.rank) for r in rs)}) on "
            f"{host}, at most {want} per node" for host, rs in per_host.items() if len(rs) > want]
     short = sorted(host for host, rs in per_host.items() if len(rs) < want)

@@ -370,7 +370,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         t = self.transport_info
         launcher = self.job.launcher.registered_name
         opts, env = launcher_settings(t.family, self.mapping, launcher,
-                                      self.num_cpus_per_task or 1)
+                                      self.num_cpus_per_task or 1, self.num_tasks_per_node or 1)
         self.env_vars.update(t.run_env())
         self.env_vars.update(env)
         if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
@@ -399,7 +399,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                                 for arg in (f"--{name.replace('_', '-')}",
                                             _option_value(getattr(self, name)))]
         oversubscribe = bool(getattr(self, "oversubscribe", False))
-        if tasks_per_node(self.mapping) > 1 and not oversubscribe:
+        if (self.num_tasks_per_node or 1) > 1 and not oversubscribe:
             self.executable_opts.append("--distinct-cpus")
 
     @run_before("run", always_last=True)

@@ -65,6 +65,12 @@ class RankSeries(rfm.RegressionTestPlugin):
     #: :type: :class:`bool`
     oversubscribe = variable(bool, value=False)
 
+    #: Ranks on each node with mapping ``node`` (each with its own cores);
+    #: 0: one. The series then counts whole nodes of that many ranks.
+    #:
+    #: :type: :class:`int`
+    ranks_per_node = variable(int, value=0)
+
     #: Whether the series counts whole nodes only (1 and a full node of
     #: ranks per node x 1, 2, 4, ... nodes), not also 1, 2, 4, ... ranks
     #: within one node.
@@ -83,43 +89,56 @@ class RankSeries(rfm.RegressionTestPlugin):
         """The series' N, and the job's tasks and tasks per node for its largest."""
         part = self.current_partition
         nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
-        per_node = 1 if self.mapping == "node" else \
-            max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
+        cores = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
+        per_node = (self.ranks_per_node or 1) if self.mapping == "node" else cores
+        self.skip_if(not self.oversubscribe and per_node > cores,
+                     f"ranks_per_node {per_node} x {self.cores_per_rank()} core(s) does not "
+                     f"fit a node of partition {part.fullname} ({cores} ranks)")
         fits = per_node * nodes
-        limit = self.max_ranks or fits
+        limit = self.asked_ranks() or fits
         self.skip_if(not self.oversubscribe and limit > fits,
                      f"max_ranks {limit} x {self.cores_per_rank()} core(s) does not fit "
                      f"partition {part.fullname} ({fits} ranks at mapping {self.mapping})")
-        self.series = rank_series(per_node, nodes, self.max_ranks, self.whole_nodes)
+        self.series = rank_series(per_node, nodes, self.asked_ranks(),
+                                  self.whole_nodes or self.mapping == "node")
         self.skip_if(self.mapping != "core" and len(self.series) < 2,
                      f"mapping {self.mapping} needs at least 2 ranks; partition "
                      f"{part.fullname} holds {limit}")
         self.num_tasks = self.series[-1]
         self.num_cpus_per_task = self.cores_per_rank()
-        self.num_tasks_per_node = 1 if self.mapping == "node" else min(self.num_tasks, per_node)
+        self.num_tasks_per_node = min(self.num_tasks, per_node)
 
     @run_before("run", always_last=True)
     def launch_series(self) -> None:
         """One launch per N, the largest as the job's main command."""
         self.job.num_cpus_per_task = self.cores_per_rank()
         for n in self.series[:-1] if self.launch_per_count else ():
-            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} "
-                                    f"{' '.join(self.executable_opts)}")
+            opts = [*self.executable_opts, *self.launch_options(n)]
+            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} {' '.join(opts)}")
+        self.executable_opts = [*self.executable_opts, *self.launch_options(self.series[-1])]
         self.job.num_tasks = self.num_tasks
         self.job.num_tasks_per_node = self.num_tasks_per_node
 
     def _launch(self, n: int) -> str:
         """The launcher command for an n-rank step of this job."""
         self.job.num_tasks = n
-        self.job.num_tasks_per_node = self.ranks_per_node(n)
+        self.job.num_tasks_per_node = self.per_node_of(n)
         cmd = self.job.launcher.run_command(self.job)
         if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
             cmd += f" --ntasks={n} --cpus-per-task={self.cores_per_rank()}"
         return cmd
 
-    def ranks_per_node(self, n: int) -> int:
+    def asked_ranks(self) -> int:
+        """The largest N asked for (``max_ranks``); 0: what the partition holds."""
+        return self.max_ranks
+
+    def per_node_of(self, n: int) -> int:
         """Ranks per node of the n-rank launch."""
-        return 1 if self.mapping == "node" else min(n, self.num_tasks_per_node)
+        return min(n, self.num_tasks_per_node)
+
+    def launch_options(self, n: int) -> list[str]:
+        """Benchmark options of the n-rank launch only (none by default)."""
+        return []
 
     def split_series(self, out: BenchOutput, stdout: str) -> dict[int, BenchOutput]:
         """One complete output per launch of the series; a missing one is an error."""
@@ -138,7 +157,7 @@ class RankSeries(rfm.RegressionTestPlugin):
         topo = partition_topology(self.current_partition)
         for n, run in runs.items():
             issues = series_placement_problems(self.mapping, ranks_of(run),
-                                               self.ranks_per_node(n), topo,
+                                               self.per_node_of(n), topo,
                                                self.cores_per_rank(), self.oversubscribe)
             if issues:
                 raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
