@@ -134,12 +134,15 @@ def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> li
 def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
     """A ReFrame partition for a Slurm partition that answers on this host."""
     # A node with the host's CPU count is the host (validate placement with
-    # its topology); smaller fake nodes only say how many CPUs they have, in
-    # one socket and one NUMA domain.
+    # its topology); smaller fake nodes say how many CPUs they have, in one
+    # socket and one NUMA domain, and which core each of the host's CPUs is
+    # (whichever CPUs Slurm gives a fake node's job are the host's).
     processor = host if part.cpus_per_node == host["num_cpus"] else {
         "num_cpus": part.cpus_per_node, "num_cpus_per_core": 1,
         "num_cpus_per_socket": part.cpus_per_node, "num_sockets": 1,
-        "topology": {"numa_nodes": [hex((1 << part.cpus_per_node) - 1)]}}
+        "topology": {"numa_nodes": [hex((1 << part.cpus_per_node) - 1)],
+                     "cores": host["topology"]["cores"],
+                     "sockets": host["topology"]["sockets"]}}
     return {
         "name": f"slurm-{part.name}",
         "descr": f"Slurm partition {part.name}: {part.nodes} node(s) x "

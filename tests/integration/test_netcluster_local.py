@@ -189,3 +189,25 @@ def test_a_slow_link_slows_the_ring_and_allreduce_through_its_node_only(cluster,
     for what, b, s, e in zip(("ring lap", "allreduce 1 MiB"), before, slowed, elsewhere):
         assert s > 3 * b, (what, b, s)
         assert e < 2 * b, (what, b, e)
+
+
+def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
+    need_stack("openmpi")
+    out = tmp_path / "jacobi"
+    out.mkdir()
+    # weak scaling: the model takes B and T_L from the pt2pt of the same transport and mapping
+    run = reframe([*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=standard",
+                   "-S", "JacobiCheck.transports=openmpi/ob1-tcp", "-S", "JacobiCheck.dims=2,2,1",
+                   "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node|"
+                         "JacobiCheck.*transport=ob1-tcp.*mapping=node.*mode=pure.*threads=one",
+                   "-p", "openmpi", "--system", "local:slurm-net", "-r"], out,
+                  env={"SLURM_CONF": str(cluster)}, checks=("pt2pt.py", "jacobi.py"))
+    tc = run.case("JacobiCheck", transport="ob1-tcp", mapping="node")
+    assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    # N = 1, 2, 4 ranks on 1, 2, 4 nodes, each rank's node proven in each launch
+    assert sorted(tc["job_nodelist"]) == ["m1", "m2", "m3", "m4"]
+    perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+    assert {"mlups_N4", "model_ratio_N4", "scaling_ratio_N4", "t_halo_N4"} <= set(perf)
+    assert perf["scaling_ratio_N1"] == pytest.approx(1.0)
+    script = next(out.rglob("JacobiCheck_*/rfm_job.sh")).read_text()
+    assert script.count("--dims 2,2,1") == 1  # the grid of the 4-rank launch only
