@@ -9,6 +9,14 @@ for at least ``target_time`` seconds. Performance variables (seconds per
 iteration): ``barrier``, ``halo_<bytes>B``, ``pingpong_<bytes>B``,
 ``pingping_<bytes>B`` (bytes of the whole message, all threads' parts).
 
+``HybridCollectivesCheck`` runs EPCC's mixed-mode collectives (reduce,
+allreduce, bcast, scatter, gather, alltoall of 4-byte integers, root 0) in
+the same modes across ``nodes`` nodes (EPCC ran 4): ``core`` fills each node
+with ranks of ``threads`` cores, ``node`` puts one rank on each. Variables:
+``<collective>_<bytes>B`` (seconds per call; bytes of one rank's part, all
+its threads'). In the multiple mode every thread calls the collective with
+its own part on its own duplicate of the world communicator.
+
 The multiple mode needs MPI_THREAD_MULTIPLE: where the library provides
 less, the test is skipped with the level it provides.
 """
@@ -25,6 +33,7 @@ from sentinel.parsers.sentinel_output import BenchOutput, require_complete
 from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.scaling import SpanNodes
 from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
 
 
@@ -107,3 +116,72 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
 
     def analyse(self, out: BenchOutput) -> Values:
         return hybrid.values(out, self.stdout_path, self.benchmarks)
+
+
+@rfm.simple_test
+class HybridCollectivesCheck(SpanNodes, TransportMappingTest, PartitionReferences):
+    """The mixed-mode collectives in one mode across ``nodes`` nodes, one transport and mapping."""
+
+    #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
+    #:
+    #: :type: :class:`str`
+    mode = parameter(list(hybrid.MODES), loggable=True)
+
+    #: OpenMP threads per rank, each on its own core, by what they fill.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
+
+    #: The number of threads per rank ``threads`` is on this partition.
+    #:
+    #: :type: :class:`int`
+    #: :default: ``0`` (set at setup)
+    num_threads = variable(int, value=0, loggable=True)
+
+    #: Collectives to run.
+    #:
+    #: :type: :class:`List[str]`
+    benchmarks = variable(typ.List[typ.Str["|".join(hybrid.COLLECTIVES)]],
+                          value=list(hybrid.COLLECTIVES))
+
+    #: Smallest and largest part of each thread, 4-byte elements (EPCC: up to 262144).
+    #:
+    #: :type: :class:`int`
+    min_size = variable(int, value=1)
+    max_collective = variable(int, value=262144)
+
+    #: Seconds each size is timed for at least (the iteration count doubles).
+    #:
+    #: :type: :class:`float`
+    target_time = variable(float, value=1.0)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
+    spec = hybrid.COLLECTIVES_SPEC
+    bench = "hybrid"
+    bench_options = ("mode", "benchmarks", "min_size", "max_collective", "target_time")
+    tags = {"hybrid", "collectives", "scaling", "nightly", "acceptance"}
+    rotates = True
+
+    def cores_per_rank(self) -> int:
+        """A core per thread: the ``threads`` level on this partition."""
+        if not self.num_threads:
+            resolve_threads(self)
+        return self.num_threads
+
+    @run_before("run")
+    def bind_omp_threads(self) -> None:
+        """OpenMP threads bound one per core."""
+        bind_threads(self)
+
+    def read_output(self) -> BenchOutput:
+        """Complete output; a skip when the library lacks the mode's thread level."""
+        self.stdout_path, out = threaded_output(self, "hybrid")
+        require_complete(out, self.stdout_path)
+        return out
+
+    def verify_placement(self, out: BenchOutput) -> None:
+        super().verify_placement(out)
+        verify_threads(self, out)
+
+    def analyse(self, out: BenchOutput) -> Values:
+        return hybrid.values(out, self.stdout_path, self.benchmarks, self.spec)

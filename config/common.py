@@ -42,6 +42,9 @@ QUICK = [
     "-S", "HybridCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
     "-S", "HybridCheck.max_size=1024",
     "-S", "HybridCheck.target_time=0.05",
+    "-S", "HybridCollectivesCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "HybridCollectivesCheck.max_collective=1024",
+    "-S", "HybridCollectivesCheck.target_time=0.05",
     "-S", "time_limit=2m",
 ]
 

@@ -211,3 +211,25 @@ def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
     assert perf["scaling_ratio_N1"] == pytest.approx(1.0)
     script = next(out.rglob("JacobiCheck_*/rfm_job.sh")).read_text()
     assert script.count("--dims 2,2,1") == 1  # the grid of the 4-rank launch only
+
+
+def test_mixed_mode_collectives_across_the_nodes(cluster, tmp_path):
+    need_stack("openmpi")
+    out = tmp_path / "hybrid"
+    out.mkdir()
+    # one rank per node on four nodes, each mode; ranks sharing a CPU yield it
+    run = reframe(["-S", "HybridCollectivesCheck.transports=openmpi/ob1-tcp",
+                   "-S", "HybridCollectivesCheck.max_collective=64",
+                   "-S", "HybridCollectivesCheck.target_time=0.02",
+                   "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
+                   "-n", "HybridCollectivesCheck.*mapping=node.*threads=one",
+                   "--system", "local:slurm-net", "-r"], out,
+                  env={"SLURM_CONF": str(cluster)}, checks=("hybrid.py",))
+    cases = run.cases("HybridCollectivesCheck", transport="ob1-tcp", mapping="node")
+    assert {tc["mode"] for tc in cases} == {"serial", "funnelled", "multiple"}, run.output[-3000:]
+    for tc in cases:
+        assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+        assert sorted(tc["job_nodelist"]) == ["m1", "m2", "m3", "m4"]
+        perf = {k.split(":")[-1] for k in tc["perfvalues"]}
+        assert {f"{c}_{b}B" for c in ("reduce", "allreduce", "bcast", "scatter", "gather",
+                                      "alltoall") for b in (4, 256)} <= perf

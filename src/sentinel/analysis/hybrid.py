@@ -10,6 +10,8 @@ from sentinel.parsers.sentinel_output import BenchOutput
 #: The benchmark's modes and benchmarks.
 MODES = ("serial", "funnelled", "multiple")
 BENCHMARKS = ("barrier", "halo", "pingpong", "pingping")
+#: The mixed-mode collectives (4-byte integers, root 0).
+COLLECTIVES = ("reduce", "allreduce", "bcast", "scatter", "gather", "alltoall")
 
 
 #: What HybridCheck reports, indexed by mode and threads per rank.
@@ -24,13 +26,26 @@ SPEC = CheckSpec(
     levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
 )
 
+#: What HybridCollectivesCheck reports, indexed by mode and threads per rank.
+COLLECTIVES_SPEC = CheckSpec(
+    checks=("HybridCollectivesCheck",),
+    variables=(
+        PerfVar("{bench}_{size}B", "s", LOWER,
+                "seconds per collective call with the threads' writes and reads; bytes of "
+                "one rank's part, all threads'", choices={"bench": COLLECTIVES},
+                headline={"size": "4"}),
+    ),
+    levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
+)
 
-def values(out: BenchOutput, stdout: str, benchmarks: list[str]) -> Values:
+
+def values(out: BenchOutput, stdout: str, benchmarks: list[str],
+           spec: CheckSpec = SPEC) -> Values:
     """Seconds per iteration: ``barrier`` and ``<benchmark>_<message bytes>B``.
 
     Every requested benchmark must have reported, and no data may be wrong.
     """
-    found = Values(SPEC)
+    found = Values(spec)
     for rec in out.of("HYBRID"):
         if rec.integer("wrong"):
             raise SentinelError(f"{stdout}:{rec.line}: {rec.text('bench')} at "

@@ -162,3 +162,38 @@ class RankSeries(rfm.RegressionTestPlugin):
             if issues:
                 raise SentinelError(f"{n}-rank launch: placement {self.mapping} not "
                                     "honoured: " + "; ".join(issues))
+
+
+class SpanNodes(rfm.RegressionTestPlugin):
+    """One launch over ``nodes`` nodes, filled as the mapping asks; every rank proven."""
+
+    #: Nodes the launch spans (at most the partition's; the EPCC mixed-mode
+    #: collectives ran on 4).
+    #:
+    #: :type: :class:`int`
+    nodes = variable(int, value=4)
+
+    def cores_per_rank(self) -> int:
+        """Cores each rank takes (its threads)."""
+        return 1
+
+    @run_after("setup")
+    def span_nodes(self) -> None:
+        """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
+        part = self.current_partition
+        nodes = min(self.nodes, partition_nodes(part))
+        self.skip_if(self.mapping == "node" and nodes < 2,
+                     f"mapping node needs 2 nodes; {nodes} of partition {part.fullname} asked")
+        cores = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
+        self.num_tasks_per_node = 1 if self.mapping == "node" else cores
+        self.num_tasks = self.num_tasks_per_node * nodes
+        self.num_cpus_per_task = self.cores_per_rank()
+
+    def verify_placement(self, out: BenchOutput) -> None:
+        """Every rank where the mapping puts it, the nodes as the scheduler gave them."""
+        issues = series_placement_problems(self.mapping, ranks_of(out), self.num_tasks_per_node,
+                                           partition_topology(self.current_partition),
+                                           self.cores_per_rank(),
+                                           bool(getattr(self, "oversubscribe", False)))
+        if issues:
+            raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
