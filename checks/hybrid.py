@@ -17,6 +17,11 @@ with ranks of ``threads`` cores, ``node`` puts one rank on each. Variables:
 its threads'). In the multiple mode every thread calls the collective with
 its own part on its own duplicate of the world communicator.
 
+``BarrierSplitCheck`` times the barrier of one whole node over every ranks
+x threads split of its C cores, 1 x C, 2 x C/2, ... C x 1 (EPCC's barrier
+on one node; ranks are the powers of two dividing C, and C), one launch per
+split in one job, every rank and thread of each placed: ``barrier_R<ranks>``.
+
 The multiple mode needs MPI_THREAD_MULTIPLE: where the library provides
 less, the test is skipped with the level it provides.
 """
@@ -34,7 +39,13 @@ from sentinel.rfm.base import TransportMappingTest, partition_nodes
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
-from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
+from sentinel.rfm.threads import (
+    NodeSplits,
+    bind_threads,
+    resolve_threads,
+    threaded_output,
+    verify_threads,
+)
 
 
 @rfm.simple_test
@@ -185,3 +196,39 @@ class HybridCollectivesCheck(SpanNodes, TransportMappingTest, PartitionReference
 
     def analyse(self, out: BenchOutput) -> Values:
         return hybrid.values(out, self.stdout_path, self.benchmarks, self.spec)
+
+
+@rfm.simple_test
+class BarrierSplitCheck(NodeSplits, TransportMappingTest, PartitionReferences):
+    """The whole node's barrier at every ranks x threads split, in one mode, one transport."""
+
+    #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
+    #:
+    #: :type: :class:`str`
+    mode = parameter(list(hybrid.MODES), loggable=True)
+
+    #: Seconds each split's barrier is timed for at least.
+    #:
+    #: :type: :class:`float`
+    target_time = variable(float, value=1.0)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
+    spec = hybrid.SPLITS_SPEC
+    bench = "hybrid"
+    bench_options = ("mode", "target_time")
+    tags = {"hybrid", "nightly", "acceptance"}
+    rotates = True
+
+    @run_before("run")
+    def barrier_only(self) -> None:
+        """The barrier alone; the last launch (C x 1) with one thread a rank."""
+        self.executable_opts += ["--benchmarks", "barrier"]
+        bind_threads(self)
+
+    def read_output(self) -> dict[int, BenchOutput]:
+        """One complete output per split (a skip without the mode's thread level)."""
+        self.stdout_path, out = threaded_output(self, "hybrid")
+        return self.split_outputs(out, self.stdout_path)
+
+    def analyse(self, runs: dict[int, BenchOutput]) -> Values:
+        return hybrid.split_values(runs, self.stdout_path)

@@ -45,6 +45,8 @@ QUICK = [
     "-S", "HybridCollectivesCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
     "-S", "HybridCollectivesCheck.max_collective=1024",
     "-S", "HybridCollectivesCheck.target_time=0.05",
+    "-S", "BarrierSplitCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "BarrierSplitCheck.target_time=0.05",
     "-S", "time_limit=2m",
 ]
 

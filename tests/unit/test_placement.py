@@ -190,3 +190,12 @@ def test_each_prefix_of_the_world_spans_its_node_count():
     assert prefix_span_problems(cyclic, 2, [2, 4, 6]) == [
         "the first 2 ranks span 2 node(s) (a, b), not 1 at 2 per node",
         "the first 4 ranks span 3 node(s) (a, b, c), not 2 at 2 per node"]
+
+
+def test_a_node_splits_into_ranks_times_threads_that_fill_it():
+    from sentinel.rfm.threads import node_splits
+
+    assert node_splits(2) == [(1, 2), (2, 1)]
+    assert node_splits(32) == [(1, 32), (2, 16), (4, 8), (8, 4), (16, 2), (32, 1)]  # EPCC's
+    assert node_splits(96) == [(1, 96), (2, 48), (4, 24), (8, 12), (16, 6), (32, 3), (96, 1)]
+    assert node_splits(1) == [(1, 1)]

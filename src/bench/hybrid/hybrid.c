@@ -418,7 +418,9 @@ int main(int argc, char **argv)
     int required = parsed == 0 && o.mode == MODE_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                           : MPI_THREAD_FUNNELED;
     int provided;
-    int rc = sb_start_threaded(&argc, &argv, PROGRAM, parsed, err, 2,
+    /* ping-pong and ping-ping need a pair; the others run on any world */
+    int pairs = parsed == 0 && (o.benches & ((1u << B_PINGPONG) | (1u << B_PINGPING)));
+    int rc = sb_start_threaded(&argc, &argv, PROGRAM, parsed, err, pairs ? 2 : 1,
                                parsed == 0 ? mode_names[o.mode] : NULL, required, &provided);
     if (rc != 0)
         return rc;

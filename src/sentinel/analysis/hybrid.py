@@ -39,6 +39,27 @@ COLLECTIVES_SPEC = CheckSpec(
 )
 
 
+#: What BarrierSplitCheck reports, indexed by mode.
+SPLITS_SPEC = CheckSpec(
+    checks=("BarrierSplitCheck",),
+    variables=(
+        PerfVar("barrier_R{ranks}", "s", LOWER, "seconds per barrier of the whole node at "
+                "this many ranks, the node's other cores their threads", headline={},
+                scaling="ranks"),
+    ),
+    levels=(Level("mode", MODES),),
+)
+
+
+def split_values(runs: dict[int, BenchOutput], stdout: str) -> Values:
+    """``barrier_R<ranks>`` of each ranks x threads split."""
+    found = Values(SPLITS_SPEC)
+    for ranks, run in runs.items():
+        barrier = values(run, stdout, ["barrier"])["barrier"][0]
+        found.put("barrier_R{ranks}", barrier, ranks=ranks)
+    return found
+
+
 def values(out: BenchOutput, stdout: str, benchmarks: list[str],
            spec: CheckSpec = SPEC) -> Values:
     """Seconds per iteration: ``barrier`` and ``<benchmark>_<message bytes>B``.

@@ -371,6 +371,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         launcher = self.job.launcher.registered_name
         opts, env = launcher_settings(t.family, self.mapping, launcher,
                                       self.num_cpus_per_task or 1, self.num_tasks_per_node or 1)
+        self.placement_options = list(opts)
         self.env_vars.update(t.run_env())
         self.env_vars.update(env)
         if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import reframe as rfm
+from reframe.core.builtins import run_after, run_before
+
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import (
     RankPlacement,
     ThreadPlacement,
     Topology,
+    launcher_settings,
     parse_cpu_list,
     same_as_larger,
+    series_placement_problems,
     thread_counts,
     thread_problems,
 )
-from sentinel.parsers.sentinel_output import BenchOutput, parse, unsupported
+from sentinel.parsers.sentinel_output import BenchOutput, parse, split_launches, unsupported
 
 
 def partition_topology(partition) -> Topology | None:
@@ -90,3 +95,72 @@ def threaded_output(test, bench: str) -> tuple[str, BenchOutput]:
     if why:
         test.skip(why)
     return stdout, out
+
+
+def node_splits(cores: int) -> list[tuple[int, int]]:
+    """(ranks, threads) splits filling a node: 1 x C, 2 x C/2, ... C x 1.
+
+    Ranks are the powers of two that divide the node's cores, and the cores.
+    """
+    ranks = [r for r in (1 << k for k in range(cores.bit_length())) if cores % r == 0]
+    return [(r, cores // r) for r in sorted({*ranks, cores})]
+
+
+class NodeSplits(rfm.RegressionTestPlugin):
+    """One node, one launch per ranks x threads split of its cores (the largest rank count last).
+
+    Each launch runs its own OMP_NUM_THREADS, its ranks bound to as many
+    cores as they have threads; every rank and thread of every launch is
+    proven where it was asked to run.
+    """
+
+    @run_after("setup")
+    def plan_splits(self) -> None:
+        """The splits of one node of the partition; the job holds the whole node."""
+        part = self.current_partition
+        self.skip_if(self.mapping != "core",
+                     f"the splits fill one node: mapping core only, not {self.mapping}")
+        self.splits = node_splits(part.processor.num_cpus or 1)
+        self.skip_if(len(self.splits) < 2,
+                     f"partition {part.fullname} has 1 CPU per node: no split to compare")
+        self.num_tasks = self.num_tasks_per_node = self.splits[-1][0]
+        self.num_cpus_per_task = self.num_threads = 1
+
+    @run_before("run", always_last=True)
+    def launch_splits(self) -> None:
+        """One launch per split, each with its threads and its binding."""
+        launcher = self.job.launcher
+        base, rest = launcher.options[:len(self.placement_options)], \
+            launcher.options[len(self.placement_options):]
+        family = self.transport_info.family
+        for ranks, threads in self.splits[:-1]:
+            opts, env = launcher_settings(family, "core", launcher.registered_name, threads)
+            launcher.options = [*opts, *rest]
+            self.job.num_tasks, self.job.num_cpus_per_task = ranks, threads
+            cmd = launcher.run_command(self.job)
+            if launcher.registered_name == "srun":
+                cmd += f" --ntasks={ranks} --cpus-per-task={threads}"
+            env_words = " ".join(f"{k}={v}" for k, v in {**env,
+                                                          "OMP_NUM_THREADS": threads}.items())
+            self.prerun_cmds.append(f"env {env_words} {cmd} {self.executable} "
+                                    f"{' '.join(self.executable_opts)}")
+        launcher.options = [*base, *rest]
+        self.job.num_tasks, self.job.num_cpus_per_task = self.num_tasks, 1
+
+    def split_outputs(self, out: BenchOutput, stdout: str) -> dict[int, BenchOutput]:
+        """One complete output per split, by its rank count."""
+        return split_launches(out, stdout, [r for r, _ in self.splits])
+
+    def verify_world(self, runs: dict[int, BenchOutput]) -> None:
+        """Each launch's world: :meth:`split_outputs` found every split by its size."""
+
+    def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
+        """Every rank on a core set of its own, every thread on a core of its own."""
+        topo = partition_topology(self.current_partition)
+        for ranks, threads in self.splits:
+            run = runs[ranks]
+            issues = series_placement_problems("core", ranks_of(run), ranks, topo, threads)
+            issues += thread_problems(ranks_of(run), threads_of(run), threads, topo)
+            if issues:
+                raise SentinelError(f"{ranks} x {threads} launch: placement not honoured: "
+                                    + "; ".join(issues))
