@@ -15,6 +15,13 @@ process count, and ``barrier_latency_P<procs>``. A count is part of the
 variable's name, so each has a reference of its own in
 ``config/references/`` (the report draws latency against P per size).
 
+``OsuCollectivesCheck`` measures the same series with OSU, one test per
+program (osu_barrier, osu_bcast, osu_scatter, osu_gather, osu_alltoall,
+osu_alltoallv, osu_reduce, osu_allreduce) and one launch per P, each after
+the affinity probe of the same launch; its variables have the same names.
+OSU is looked up as for ``OsuCheck`` (``OsuCollectivesSourceCheck`` builds
+it from the release tarball).
+
 IMB-MPI1 is looked up as for ``ImbCheck``: ``-S CollectivesCheck.suite_dir``,
 the environment's ``extras['benchmark_dirs']['imb']``, its PATH (Intel MPI
 ships it); ``CollectivesSourceCheck`` builds IMB from its release tarball
@@ -24,13 +31,14 @@ and ``CollectivesSpackCheck`` takes it from a ``+spack`` environment.
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_before, variable
+from reframe.core.builtins import fixture, parameter, run_before, variable
 
 from sentinel.analysis import collectives
+from sentinel.analysis.standard import osu_options
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
-from sentinel.rfm.build import ImbBuild, SpackImbBuild
-from sentinel.rfm.collectives import ImbCountSeries
+from sentinel.rfm.build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
+from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
 from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
 
 
@@ -98,3 +106,65 @@ class CollectivesSpackCheck(FromSpack, CollectivesCheck):
     """CollectivesCheck on IMB installed from the environment's Spack environment."""
 
     suite_build = fixture(SpackImbBuild, scope="environment")
+
+
+@rfm.simple_test
+class OsuCollectivesCheck(OsuCountSeries, StandardSuiteCheck):
+    """One OSU collective at every whole-node count, one launch each, one transport and mapping."""
+
+    #: The OSU collective program.
+    #:
+    #: :type: :class:`str`
+    benchmark = parameter(list(collectives.OSU_PROGRAMS), loggable=True)
+
+    #: Message sizes reported, in bytes (OSU runs every power of two up to the largest).
+    #:
+    #: :type: :class:`List[int]`
+    sizes = variable(typ.List[int], value=[8, 65536])
+
+    #: Timed and warm-up iterations per size (OSU ``-i``, ``-x``; 0 keeps OSU's).
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=0)
+    warmup = variable(int, value=0)
+
+    suite = "osu"
+    spec = collectives.OSU_SPEC
+    release_variant = "OsuCollectivesSourceCheck"
+    tags = {"osu", "collectives", "scaling", "nightly", "acceptance"}
+    rotates = True
+
+    @property
+    def program(self) -> str:
+        """The OSU program name."""
+        return self.benchmark
+
+    @run_before("run")
+    def set_options(self) -> None:
+        self.executable_opts = osu_options(self.benchmark, 0, max(self.sizes),
+                                           self.iterations, self.warmup)
+
+    def read_output(self) -> OsuSeriesOutput:
+        stdout, text = self.stdout_text()
+        largest = 0 if self.benchmark == "osu_barrier" else max(self.sizes)
+        return self.osu_series(text, stdout, largest)
+
+    def expected_variables(self) -> list[str]:
+        return collectives.osu_expected(self.benchmark, self.sizes, self.series)
+
+    def suite_values(self, out: OsuSeriesOutput) -> tuple[Values, list[int]]:
+        return collectives.osu_values(out.tables, self.benchmark, self.sizes), []
+
+
+@rfm.simple_test
+class OsuCollectivesSourceCheck(FromRelease, OsuCollectivesCheck):
+    """OsuCollectivesCheck on OSU built from its release tarball, where no OSU is found."""
+
+    suite_build = fixture(OsuBuild, scope="environment")
+
+
+@spack_test
+class OsuCollectivesSpackCheck(FromSpack, OsuCollectivesCheck):
+    """OsuCollectivesCheck on OSU installed from the environment's Spack environment."""
+
+    suite_build = fixture(SpackOsuBuild, scope="environment")

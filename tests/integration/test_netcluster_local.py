@@ -10,6 +10,7 @@ the runs that use that node, and only those.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -233,3 +234,25 @@ def test_mixed_mode_collectives_across_the_nodes(cluster, tmp_path):
         perf = {k.split(":")[-1] for k in tc["perfvalues"]}
         assert {f"{c}_{b}B" for c in ("reduce", "allreduce", "bcast", "scatter", "gather",
                                       "alltoall") for b in (4, 256)} <= perf
+
+
+@pytest.mark.skipif(not os.environ.get("SENTINEL_OSU_OPENMPI"),
+                    reason="no OSU build for Open MPI: set SENTINEL_OSU_OPENMPI to its install "
+                    "prefix or build tree (OSU sources are not in any registry CI can reach)")
+def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
+    need_stack("openmpi")
+    out = tmp_path / "osu"
+    out.mkdir()
+    run = reframe(["-S", "OsuCollectivesCheck.transports=openmpi/ob1-tcp",
+                   "-S", "OsuCollectivesCheck.iterations=100",
+                   "-S", "OsuCollectivesCheck.warmup=10",
+                   "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
+                   "-n", "OsuCollectivesCheck.*mapping=node.*benchmark=osu_(barrier|allreduce|alltoall)\\b",
+                   "--system", "local:slurm-net", "-r"], out,
+                  env={"SLURM_CONF": str(cluster)}, checks=("collectives.py",))
+    cases = run.cases("OsuCollectivesCheck", transport="ob1-tcp", mapping="node")
+    assert len(cases) == 3, run.output[-3000:]
+    for tc in cases:
+        assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+        perf = {k.split(":")[-1] for k in tc["perfvalues"]}
+        assert any(v.endswith("_P4") for v in perf) and any(v.endswith("_P2") for v in perf)

@@ -310,6 +310,47 @@ def test_collectives_placement_and_counts_are_proven(offline):
             case.sanity()
 
 
+OSU_NET = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+
+
+def _osu_collective(offline, program: str):
+    return one(offline, "OsuCollectivesCheck", "openmpi", partition="cluster",
+               benchmark=program, variables={"suite_dir": "/opt/osu"}, **OSU_NET)
+
+
+def test_osu_collectives_one_launch_per_count_each_after_its_probe(offline):
+    case = _osu_collective(offline, "osu_allreduce")
+    assert case.check.series == [2, 4]  # OSU needs two processes: not P = 1
+    launches = [line.split()[-3 if "-m" in line else -1].rsplit("/", 1)[-1]
+                for line in case.script().splitlines() if line.startswith("srun")]
+    assert launches == ["affinity", "osu_allreduce", "affinity", "osu_allreduce"]
+    case.give_outputs("osu-allreduce-collectives-openmpi-ob1-tcp-node-net")
+    case.sanity()
+    values = case.performance()
+    assert set(values) == {f"allreduce_latency_{s}B_P{p}" for s in (8, 65536) for p in (2, 4)}
+    barrier = _osu_collective(offline, "osu_barrier")
+    barrier.give_outputs("osu-barrier-collectives-openmpi-ob1-tcp-node-net")
+    barrier.sanity()
+    assert set(barrier.performance()) == {"barrier_latency_P2", "barrier_latency_P4"}
+
+
+def test_osu_collectives_missing_launch_or_misplaced_rank_is_named(offline):
+    def cut_last(text: str) -> str:  # the 4-rank launch printed nothing
+        return text[:text.rindex("# OSU MPI Allreduce")]
+
+    def crowd(text: str) -> str:  # the 4-rank launch put ranks 0 and 1 on one node
+        head, tail = text.rsplit("SENTINEL_CONFIG bench=affinity ranks=4", 1)
+        return head + "SENTINEL_CONFIG bench=affinity ranks=4" + tail.replace(
+            "rank=1 host=m2", "rank=1 host=m1", 1)
+    for edit, message in ((cut_last, r"1 OSU output\(s\), the series \[2, 4\] has 2 launches"),
+                          (crowd, r"4-rank launch: placement node not honoured: mapping node: "
+                                  r"2 ranks \(0, 1\) on m1")):
+        case = _osu_collective(offline, "osu_allreduce")
+        case.give_outputs("osu-allreduce-collectives-openmpi-ob1-tcp-node-net", edit)
+        with pytest.raises(SanityError, match=message):
+            case.sanity()
+
+
 def test_osu_latency_through_the_probe(offline):
     case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
                variables={"suite_dir": "/opt/osu"}, **OB1)

@@ -124,6 +124,19 @@ def test_a_size_imb_gave_up_on_is_unresolved_never_a_value():
         "budget allows")}
 
 
+def test_osu_outputs_of_a_series_split_per_launch_and_give_a_value_per_count():
+    one = (FIXTURES / "osu-7.0" / "allreduce_openmpi_ob1-vader.txt").read_text()
+    two = (FIXTURES / "osu-5.3" / "allreduce_openmpi_ob1-tcp.txt").read_text()
+    text = "SENTINEL_CONFIG bench=affinity ranks=2\n" + one + "noise\n" + two
+    chunks = osu.split(text)
+    assert len(chunks) == 2 and chunks[0].startswith("# OSU MPI Allreduce")
+    tables = {2: osu.parse(chunks[0]), 4: osu.parse(chunks[1])}
+    values = collectives.osu_values(tables, "osu_allreduce", [8, 65536])
+    assert set(values) == set(collectives.osu_expected("osu_allreduce", [8, 65536], [2, 4]))
+    assert values["allreduce_latency_8B_P2"] == (tables[2].column("Avg Latency")[8], "us")
+    assert osu.split("no OSU here\n") == []
+
+
 @pytest.mark.parametrize("path,step", [
     ("osu-5.3/latency_openmpi_ob1-vader.txt", 4096),   # vader eager limit 4 KiB
     ("osu-7.0/latency_openmpi_ob1-tcp.txt", 65536),    # tcp eager limit 64 KiB

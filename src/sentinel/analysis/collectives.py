@@ -14,6 +14,7 @@ from __future__ import annotations
 from sentinel.analysis.variables import LOWER, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.imb import ImbOutput, ImbTable
+from sentinel.parsers.osu import OsuOutput
 
 #: The collectives the series measures (IMB-MPI1 benchmark names): those of
 #: the Queen's interconnect study (Lyons 2005), in IMB's spelling.
@@ -22,17 +23,31 @@ OPERATIONS = ("Barrier", "Bcast", "Scatter", "Gather", "Alltoall", "Alltoallv",
 
 _SIZED = tuple(op.lower() for op in OPERATIONS if op != "Barrier")
 
+_VARIABLES = (
+    PerfVar("{op}_latency_{size}B_P{procs}", "us", LOWER,
+            "time of one call at this message size and process count (IMB t_avg, OSU "
+            "Avg Latency)", choices={"op": _SIZED}, headline={"size": "8"}, scaling="procs"),
+    PerfVar("barrier_latency_P{procs}", "us", LOWER,
+            "time of one barrier at this process count (IMB t_avg, OSU Avg Latency)",
+            headline={}, scaling="procs"),
+)
+
 #: What CollectivesCheck (and its variants on other builds of IMB) reports.
 SPEC = CheckSpec(
     checks=("CollectivesCheck", "CollectivesSourceCheck", "CollectivesSpackCheck"),
-    variables=(
-        PerfVar("{op}_latency_{size}B_P{procs}", "us", LOWER,
-                "time of one call at this message size and process count (IMB t_avg)",
-                choices={"op": _SIZED}, headline={"size": "8"}, scaling="procs"),
-        PerfVar("barrier_latency_P{procs}", "us", LOWER,
-                "time of one barrier at this process count (IMB t_avg)", headline={},
-                scaling="procs"),
-    ),
+    variables=_VARIABLES,
+)
+
+#: OSU's collective programs and the operation each measures.
+OSU_PROGRAMS = {"osu_barrier": "barrier", "osu_bcast": "bcast", "osu_scatter": "scatter",
+                "osu_gather": "gather", "osu_alltoall": "alltoall",
+                "osu_alltoallv": "alltoallv", "osu_reduce": "reduce",
+                "osu_allreduce": "allreduce"}
+
+#: What OsuCollectivesCheck reports: the same variables, one program per test.
+OSU_SPEC = CheckSpec(
+    checks=("OsuCollectivesCheck", "OsuCollectivesSourceCheck", "OsuCollectivesSpackCheck"),
+    variables=_VARIABLES,
 )
 
 
@@ -46,6 +61,28 @@ def expected(operations: list[str], sizes: list[int], counts: list[int]) -> list
             else:
                 out += [f"{op.lower()}_latency_{size}B_P{procs}" for size in sizes]
     return out
+
+
+def osu_expected(program: str, sizes: list[int], counts: list[int]) -> list[str]:
+    """Every variable a complete OSU series of ``program`` reports."""
+    op = OSU_PROGRAMS[program]
+    return expected(["Barrier" if op == "barrier" else op], sizes, counts)
+
+
+def osu_values(outs: dict[int, OsuOutput], program: str, sizes: list[int]) -> Values:
+    """One value per size and process count, from one OSU table per launch."""
+    op = OSU_PROGRAMS[program]
+    result = Values(OSU_SPEC)
+    for procs, out in outs.items():
+        times = out.column("Avg Latency")
+        if op == "barrier":
+            result.put("barrier_latency_P{procs}", times[0], procs=procs)
+            continue
+        for size in sizes:
+            if size in times:
+                result.put("{op}_latency_{size}B_P{procs}", times[size], op=op, size=size,
+                           procs=procs)
+    return result
 
 
 def counts_of(out: ImbOutput, operation: str) -> list[int]:

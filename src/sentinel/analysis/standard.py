@@ -82,7 +82,8 @@ OSU_BENCHMARKS: tuple[tuple[str, str], ...] = (
 OSU_PT2PT_MAX = 4194304
 #: Programs whose size range can be set with -m in OSU 5.x as well as 7.x
 #: (5.x's point-to-point programs have a fixed range and no -m).
-OSU_SIZE_OPTION = frozenset({"osu_allreduce", "osu_bcast", "osu_alltoall"})
+OSU_SIZE_OPTION = frozenset({"osu_allreduce", "osu_bcast", "osu_alltoall", "osu_alltoallv",
+                             "osu_scatter", "osu_gather", "osu_reduce"})
 #: Programs without -i/-x in OSU 5.x.
 OSU_NO_ITERATION_OPTIONS = frozenset({"osu_mbw_mr", "osu_barrier"})
 

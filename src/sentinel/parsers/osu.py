@@ -64,7 +64,9 @@ def parse(text: str, source: str = "output") -> OsuOutput:
         tokens = line.split()
         if not out.columns or not tokens or tokens[0].startswith("#"):
             continue
-        if sizeless:
+        if sizeless:  # a row is a number; other lines (another launch's) are not OSU's
+            if not tokens[0].replace(".", "", 1).isdigit():
+                continue
             tokens.insert(0, "0")
         if not tokens[0].isdigit():
             continue
@@ -76,6 +78,17 @@ def parse(text: str, source: str = "output") -> OsuOutput:
     if not out.rows:
         raise SentinelError(f"{source}: OSU {out.title}: no result rows")
     return out
+
+
+def split(text: str) -> list[str]:
+    """The outputs of several OSU launches in one text, each from its title line on."""
+    chunks: list[list[str]] = []
+    for line in text.splitlines():
+        if _TITLE.match(line):
+            chunks.append([])
+        if chunks:
+            chunks[-1].append(line)
+    return ["\n".join(chunk) + "\n" for chunk in chunks]
 
 
 def _row(out: OsuOutput, tokens: list[str], source: str, lineno: int) -> dict:

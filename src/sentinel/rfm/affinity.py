@@ -21,9 +21,15 @@ class AffinityProbe(rfm.RegressionTestPlugin):
 
     probe = fixture(BenchBuild, scope="environment", variables={"bench": "affinity"})
 
+    #: Whether a series launches the probe before each of its launches
+    #: itself (one launch per process count), instead of once here.
+    probe_each_launch: bool = False
+
     @run_before("run", always_last=True)
     def launch_probe_first(self) -> None:
         """Prepend the probe launch, built from the final launcher command."""
+        if self.probe_each_launch:
+            return
         # ReFrame copies these into the job only inside run(), after this
         # hook; the launcher command (mpirun -np N) needs them now.
         self.job.num_tasks = self.num_tasks

@@ -1,4 +1,4 @@
-"""A process-count series on prefixes of one world: IMB-MPI1's ``-npmin``.
+"""The collectives' process-count series: IMB's in one launch, OSU's one launch per count.
 
 IMB runs each benchmark at ``npmin``, 2 ``npmin``, 4 ``npmin``, ... processes
 and at the whole world, on the first P ranks. :class:`ImbCountSeries` plans
@@ -8,16 +8,23 @@ every rank's placement with the affinity probe of the same launch: ranks per
 node as the mapping asks, no two on one core, and the first P ranks on
 exactly ceil(P / ranks per node) nodes, so that each P is the node count it
 stands for.
+
+OSU runs one world per launch: :class:`OsuCountSeries` launches the probe
+and the OSU program for each N of the same whole-node series, and proves
+each launch's placement with the probe launched just before it.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from sentinel.analysis import collectives
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import prefix_span_problems, series_placement_problems
+from sentinel.parsers import osu
 from sentinel.parsers.imb import ImbOutput
+from sentinel.parsers.sentinel_output import BenchOutput, parse, split_launches
 from sentinel.rfm.scaling import RankSeries
 from sentinel.rfm.threads import partition_topology, ranks_of
 
@@ -57,3 +64,50 @@ class ImbCountSeries(RankSeries):
         if issues:
             raise SentinelError(f"{self.num_tasks}-rank launch: placement {self.mapping} "
                                 "not honoured: " + "; ".join(issues))
+
+
+@dataclass
+class OsuSeriesOutput:
+    """Per N of an OSU series: the probe's records and OSU's table."""
+
+    probes: dict[int, BenchOutput]
+    tables: dict[int, osu.OsuOutput]
+
+
+class OsuCountSeries(RankSeries):
+    """The whole-node series, one OSU launch per N, each after its own affinity probe."""
+
+    whole_nodes = True
+    probe_each_launch = True
+    min_ranks = 2  # "This test requires at least two processes"
+
+    def count_commands(self, n: int, launch: str) -> list[str]:
+        """The probe, then the benchmark, with the n-rank launch."""
+        return [f"{launch} {self.probe.executable_path}", *super().count_commands(n, launch)]
+
+    def before_largest(self, launch: str) -> list[str]:
+        """The probe of the largest launch."""
+        return [f"{launch} {self.probe.executable_path}"]
+
+    def osu_series(self, text: str, stdout: str, largest: int) -> OsuSeriesOutput:
+        """Each launch's probe and table; a launch missing or cut short is an error."""
+        probes = split_launches(parse(text, "affinity"), stdout, self.series)
+        chunks = osu.split(text)
+        if len(chunks) != len(self.series):
+            raise SentinelError(f"{stdout}: {len(chunks)} OSU output(s), the series "
+                                f"{self.series} has {len(self.series)} launches (a launch "
+                                "failed or was cut short?)")
+        tables = {}
+        for n, chunk in zip(self.series, chunks):
+            table = osu.parse(chunk, f"{stdout} ({n}-rank launch)")
+            if largest:
+                osu.require_sizes(table, largest, f"{stdout} ({n}-rank launch)")
+            tables[n] = table
+        return OsuSeriesOutput(probes, tables)
+
+    def verify_world(self, out: OsuSeriesOutput) -> None:
+        """Each launch's world: the probe before it reported every N (split_launches)."""
+
+    def verify_placement(self, out: OsuSeriesOutput) -> None:
+        """Every rank of every launch, from the probe launched just before it."""
+        super().verify_placement(out.probes)

@@ -76,6 +76,9 @@ class RankSeries(rfm.RegressionTestPlugin):
     #: within one node.
     whole_nodes: bool = False
 
+    #: The fewest ranks the benchmark runs with (OSU's collectives: 2).
+    min_ranks: int = 1
+
     #: Whether each N is a launch of its own; a benchmark that runs the
     #: series itself on prefixes of one world (IMB ``-npmin``) sets False.
     launch_per_count: bool = True
@@ -99,8 +102,11 @@ class RankSeries(rfm.RegressionTestPlugin):
         self.skip_if(not self.oversubscribe and limit > fits,
                      f"max_ranks {limit} x {self.cores_per_rank()} core(s) does not fit "
                      f"partition {part.fullname} ({fits} ranks at mapping {self.mapping})")
-        self.series = rank_series(per_node, nodes, self.asked_ranks(),
-                                  self.whole_nodes or self.mapping == "node")
+        self.series = [n for n in rank_series(per_node, nodes, self.asked_ranks(),
+                                              self.whole_nodes or self.mapping == "node")
+                       if n >= self.min_ranks]
+        self.skip_if(not self.series, f"the benchmark needs at least {self.min_ranks} ranks; "
+                                      f"partition {part.fullname} holds {limit}")
         self.skip_if(self.mapping != "core" and len(self.series) < 2,
                      f"mapping {self.mapping} needs at least 2 ranks; partition "
                      f"{part.fullname} holds {limit}")
@@ -113,11 +119,11 @@ class RankSeries(rfm.RegressionTestPlugin):
         """One launch per N, the largest as the job's main command."""
         self.job.num_cpus_per_task = self.cores_per_rank()
         for n in self.series[:-1] if self.launch_per_count else ():
-            opts = [*self.executable_opts, *self.launch_options(n)]
-            self.prerun_cmds.append(f"{self._launch(n)} {self.executable} {' '.join(opts)}")
+            self.prerun_cmds += self.count_commands(n, self._launch(n))
         self.executable_opts = [*self.executable_opts, *self.launch_options(self.series[-1])]
         self.job.num_tasks = self.num_tasks
         self.job.num_tasks_per_node = self.num_tasks_per_node
+        self.prerun_cmds += self.before_largest(self.job.launcher.run_command(self.job))
 
     def _launch(self, n: int) -> str:
         """The launcher command for an n-rank step of this job."""
@@ -135,6 +141,15 @@ class RankSeries(rfm.RegressionTestPlugin):
     def per_node_of(self, n: int) -> int:
         """Ranks per node of the n-rank launch."""
         return min(n, self.num_tasks_per_node)
+
+    def count_commands(self, n: int, launch: str) -> list[str]:
+        """The job's commands for the n-rank launch (``launch``: its launcher command)."""
+        opts = [*self.executable_opts, *self.launch_options(n)]
+        return [f"{launch} {self.executable} {' '.join(opts)}"]
+
+    def before_largest(self, launch: str) -> list[str]:
+        """Commands before the largest launch, the job's main command (none by default)."""
+        return []
 
     def launch_options(self, n: int) -> list[str]:
         """Benchmark options of the n-rank launch only (none by default)."""
