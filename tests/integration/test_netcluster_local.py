@@ -247,7 +247,8 @@ def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
                    "-S", "OsuCollectivesCheck.iterations=100",
                    "-S", "OsuCollectivesCheck.warmup=10",
                    "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
-                   "-n", "OsuCollectivesCheck.*mapping=node.*benchmark=osu_(barrier|allreduce|alltoall)\\b",
+                   "-n", r"OsuCollectivesCheck.*mapping=node"
+                         r".*benchmark=osu_(barrier|allreduce|alltoall)\b",
                    "--system", "local:slurm-net", "-r"], out,
                   env={"SLURM_CONF": str(cluster)}, checks=("collectives.py",))
     cases = run.cases("OsuCollectivesCheck", transport="ob1-tcp", mapping="node")
