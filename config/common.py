@@ -110,12 +110,16 @@ modes = [
         "-S", "pack_transports=true",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
-        # The Jacobi series over 2 nodes: every night within the node-hour
-        # budget; the whole partition is the acceptance mode's.
+        # The series over 2 nodes: every night within the node-hour budget;
+        # the whole partition is the acceptance mode's.
         "-S", "JacobiCheck.max_nodes=2",
         "-S", "RingCheck.max_nodes=2",
         "-S", "CollectivesCheck.max_nodes=2",
+        "-S", "HybridCollectivesCheck.nodes=2",
+        # EPCC's collectives up to 64 KiB a thread: each mode within 5 minutes
+        "-S", "HybridCollectivesCheck.max_collective=16384",
         "-S", "time_limit=10m",
+        "-S", "HybridCollectivesCheck.time_limit=5m",
     ]},
     # Procurement acceptance: seed parameters; a missing reference fails.
     {"name": "acceptance", "options": [
