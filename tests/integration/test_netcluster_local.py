@@ -59,7 +59,10 @@ def _namespaces() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
 
-RING = [*QUICK, "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
+#: Open MPI 4.1.4's TCP BTL segfaulted once in seven runs right after
+#: connecting the 4-rank launch (tests/data/joberr/openmpi-series-segfault.txt):
+#: one retry, as the nightly allows.
+RING = [*QUICK, "--max-retries=1", "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
         "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi",
         "--system", "local:slurm-net"]
 
@@ -124,7 +127,7 @@ def test_the_ring_spans_every_node_with_every_rank_placed(cluster, tmp_path):
 COLLECTIVES = ["-S", "CollectivesCheck.transports=intelmpi/ofi-tcp",
                "-S", "CollectivesCheck.iterations=200", "-S", "CollectivesCheck.time_per_size=2",
                "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=5m",
-               "-n", "CollectivesCheck.*mapping=node", "-p", "intelmpi",
+               "-n", "^CollectivesCheck.*mapping=node", "-p", "intelmpi",
                "--system", "local:slurm-net"]
 
 
@@ -161,7 +164,8 @@ THROUGH_LINKS = ["-S", "RingCheck.transports=openmpi/ob1-tcp", "-S", "RingCheck.
                  "-S", "CollectivesCheck.operations=Allreduce",
                  "-S", "CollectivesCheck.sizes=1048576", "-S", "CollectivesCheck.max_nodes=2",
                  "-S", "CollectivesCheck.iterations=50",
-                 "-n", "(RingCheck|CollectivesCheck).*mapping=node", "--system", "local:slurm-net"]
+                 "-n", "^(RingCheck|CollectivesCheck).*mapping=node",
+                 "--system", "local:slurm-net"]
 
 
 def _ring_and_allreduce(conf: Path, out: Path, nodes: str) -> tuple[float, float]:

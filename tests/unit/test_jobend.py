@@ -74,6 +74,18 @@ def test_a_kill_after_the_done_line_is_a_hang_in_finalize():
     assert not any("MPI_Finalize" in c for c in job_end_causes(text))
 
 
+def test_a_series_whose_last_launch_crashed_is_not_a_hang_in_finalize():
+    # N = 1 and 2 printed their done lines; the N = 4 launch crashed and hung
+    text = (DATA / "openmpi-series-segfault.txt").read_text()
+    causes = job_end_causes(text, "ring", launches=3)
+    assert "srun: task(s) 2 on m3: Segmentation fault" in causes
+    assert not any("MPI_Finalize" in c for c in causes), causes
+    assert any("MPI_Finalize" in c for c in job_end_causes(text, "ring", launches=2))
+    # a third-party suite's job: the affinity probe's done line says nothing of it
+    assert not any("MPI_Finalize" in c for c in job_end_causes(
+        (DATA / "mpich-finalize-hang.txt").read_text(), ""))
+
+
 UCX_BOGUS = ('UCX: "transport \'bogus\' is not available, please use one or more of: cma, mm, '
              'posix, self, shm, sm, sysv, tcp"')
 UCX_UNREACHABLE = ('UCX: "no active messages transport to <no debug data>: self/memory0 - '

@@ -107,21 +107,24 @@ def _first_matches(table: Sequence[tuple[re.Pattern, str]], text: str) -> list[t
     return found
 
 
-def job_end_causes(text: str) -> list[str]:
+def job_end_causes(text: str, bench: str | None = None, launches: int = 1) -> list[str]:
     """Every cause found in a job's stdout + stderr, first occurrence each, in order.
 
     The lines that explain a cause (:data:`DETAILS`) come with it, in the
     order they were printed. A job killed after the benchmark printed its
     done line has all its results; what hung was MPI_Finalize, and the last
-    cause says so.
+    cause says so. That holds only when each of the job's ``launches``
+    launches of ``bench`` printed its done line (an earlier launch's does not
+    speak for the last); ``bench`` None counts any benchmark's done line, ''
+    none (a third-party suite prints none of its own).
     """
     found = _first_matches(CAUSES, text) or _first_matches(FALLBACK_CAUSES, text)
     if found:
         found += _first_matches(DETAILS, text)
     seen = dict.fromkeys(cause for _, cause in sorted(found))
-    done = _DONE.search(text)
-    if done and _KILLED.search(text):
-        seen[f"{done[1]} had printed all its results (SENTINEL_DONE), {FINALIZE_HANG}"] = None
+    done = [m[1] for m in _DONE.finditer(text) if bench is None or m[1] == bench]
+    if bench != "" and done and len(done) >= launches and _KILLED.search(text):
+        seen[f"{done[-1]} had printed all its results (SENTINEL_DONE), {FINALIZE_HANG}"] = None
     return list(seen)
 
 

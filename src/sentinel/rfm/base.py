@@ -542,13 +542,17 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         if problems:
             raise SentinelError("; ".join(problems) + f" (output: {self.stdout_text()[0]})")
 
+    def launches(self) -> int:
+        """Launches of :attr:`bench` in the job (a series has one per N)."""
+        return 1
+
     def placement_records(self, out) -> BenchOutput:
         """The records with the world size and each rank's affinity (the output itself)."""
         return out
 
     def verify_job_end(self) -> None:
         """Fail naming the cause when the job was killed, crashed or could not start."""
-        causes = job_end_causes(self.job_output_text())
+        causes = job_end_causes(self.job_output_text(), self.bench, self.launches())
         if self.from_series:
             causes = self.series_causes() + causes
         if causes:

@@ -134,6 +134,10 @@ class RankSeries(rfm.RegressionTestPlugin):
             cmd += f" --ntasks={n} --cpus-per-task={self.cores_per_rank()}"
         return cmd
 
+    def launches(self) -> int:
+        """One launch per N of the series (one in all where the benchmark runs the series)."""
+        return len(self.series) if self.launch_per_count else 1
+
     def asked_ranks(self) -> int:
         """The largest N asked for (``max_ranks``); 0: what the partition holds."""
         return self.max_ranks

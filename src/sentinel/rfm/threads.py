@@ -147,6 +147,10 @@ class NodeSplits(rfm.RegressionTestPlugin):
         launcher.options = [*base, *rest]
         self.job.num_tasks, self.job.num_cpus_per_task = self.num_tasks, 1
 
+    def launches(self) -> int:
+        """One launch per split."""
+        return len(self.splits)
+
     def split_outputs(self, out: BenchOutput, stdout: str) -> dict[int, BenchOutput]:
         """One complete output per split, by its rank count."""
         return split_launches(out, stdout, [r for r, _ in self.splits])
