@@ -66,6 +66,13 @@ def _nodes(tc: dict) -> list[str]:
     return sorted(set(re.findall(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", text, re.M)))
 
 
+def _on_net(conf: Path, out: Path, args: list[str], checks: tuple[str, ...]):
+    """reframe over the namespaced partition, its output under ``out``."""
+    out.mkdir()
+    return reframe([*args, "--system", "local:slurm-net", "-r"], out,
+                   env={"SLURM_CONF": str(conf)}, checks=checks)
+
+
 def _namespaces() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
@@ -210,15 +217,14 @@ def test_a_slow_link_slows_the_ring_and_allreduce_through_its_node_only(cluster,
 def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
     need_stack("openmpi")
     out = tmp_path / "jacobi"
-    out.mkdir()
     # weak scaling: the model takes B and T_L from the pt2pt of the same transport and mapping
-    run = reframe([*QUICK, "--max-retries=1", "-S", "Pt2ptCheck.max_size=65536",
-                   "-S", "Pt2ptCheck.modes=standard",
-                   "-S", "JacobiCheck.transports=openmpi/ob1-tcp", "-S", "JacobiCheck.dims=2,2,1",
-                   "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node|"
-                         "JacobiCheck.*transport=ob1-tcp.*mapping=node.*mode=pure.*threads=one",
-                   "-p", "openmpi", "--system", "local:slurm-net", "-r"], out,
-                  env={"SLURM_CONF": str(cluster)}, checks=("pt2pt.py", "jacobi.py"))
+    run = _on_net(cluster, out, [
+        *QUICK, "--max-retries=1", "-S", "Pt2ptCheck.max_size=65536",
+        "-S", "Pt2ptCheck.modes=standard",
+        "-S", "JacobiCheck.transports=openmpi/ob1-tcp", "-S", "JacobiCheck.dims=2,2,1",
+        "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node|"
+              "JacobiCheck.*transport=ob1-tcp.*mapping=node.*mode=pure.*threads=one",
+        "-p", "openmpi"], ("pt2pt.py", "jacobi.py"))
     tc = run.case("JacobiCheck", transport="ob1-tcp", mapping="node")
     assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
     # N = 1, 2, 4 ranks on 1, 2, 4 nodes, each rank's node proven in each launch
@@ -232,18 +238,15 @@ def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
 
 def test_mixed_mode_collectives_across_the_nodes(cluster, tmp_path):
     need_stack("intelmpi")
-    out = tmp_path / "hybrid"
-    out.mkdir()
     # one rank per node on four nodes, each mode; ranks sharing a CPU wait in
     # the kernel. Intel MPI: Open MPI's TCP BTL segfaulted here once
     # (tests/data/joberr/README.md).
-    run = reframe(["-S", "HybridCollectivesCheck.transports=intelmpi/ofi-tcp",
-                   "-S", "HybridCollectivesCheck.max_collective=64",
-                   "-S", "HybridCollectivesCheck.target_time=0.02",
-                   "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=2m",
-                   "-n", "HybridCollectivesCheck.*mapping=node.*threads=one",
-                   "--system", "local:slurm-net", "-r"], out,
-                  env={"SLURM_CONF": str(cluster)}, checks=("hybrid.py",))
+    run = _on_net(cluster, tmp_path / "hybrid", [
+        "-S", "HybridCollectivesCheck.transports=intelmpi/ofi-tcp",
+        "-S", "HybridCollectivesCheck.max_collective=64",
+        "-S", "HybridCollectivesCheck.target_time=0.02",
+        "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=2m",
+        "-n", "HybridCollectivesCheck.*mapping=node.*threads=one"], ("hybrid.py",))
     cases = run.cases("HybridCollectivesCheck", transport="ofi-tcp", mapping="node")
     assert {tc["mode"] for tc in cases} == {"serial", "funnelled", "multiple"}, run.output[-3000:]
     for tc in cases:
@@ -259,16 +262,12 @@ def test_mixed_mode_collectives_across_the_nodes(cluster, tmp_path):
                     "prefix or build tree (OSU sources are not in any registry CI can reach)")
 def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
     need_stack("openmpi")
-    out = tmp_path / "osu"
-    out.mkdir()
-    run = reframe(["-S", "OsuCollectivesCheck.transports=openmpi/ob1-tcp",
-                   "-S", "OsuCollectivesCheck.iterations=100",
-                   "-S", "OsuCollectivesCheck.warmup=10",
-                   "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
-                   "-n", r"OsuCollectivesCheck.*mapping=node"
-                         r".*benchmark=osu_(barrier|allreduce|alltoall)\b",
-                   "--system", "local:slurm-net", "-r"], out,
-                  env={"SLURM_CONF": str(cluster)}, checks=("collectives.py",))
+    run = _on_net(cluster, tmp_path / "osu", [
+        "-S", "OsuCollectivesCheck.transports=openmpi/ob1-tcp",
+        "-S", "OsuCollectivesCheck.iterations=100", "-S", "OsuCollectivesCheck.warmup=10",
+        "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
+        "-n", r"OsuCollectivesCheck.*mapping=node"
+              r".*benchmark=osu_(barrier|allreduce|alltoall)\b"], ("collectives.py",))
     cases = run.cases("OsuCollectivesCheck", transport="ob1-tcp", mapping="node")
     assert len(cases) == 3, run.output[-3000:]
     for tc in cases:
