@@ -28,8 +28,7 @@ NODES = 4
 #: (2800-3800 MB/s): a degradation no noise of a shared host explains.
 RATE = "1gbit"
 PT2PT = [*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=standard",
-         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi",
-         "--system", "local:slurm-net"]
+         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi"]
 
 
 @pytest.fixture(scope="module")
@@ -81,23 +80,18 @@ def _namespaces() -> str:
 #: right after connecting (tests/data/joberr/openmpi-series-segfault.txt): the
 #: Open MPI runs here get one retry, as the nightly allows.
 RING = [*QUICK, "--max-retries=1", "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
-        "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi",
-        "--system", "local:slurm-net"]
+        "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi"]
 
 
 def _ring(conf: Path, out: Path, *args: str) -> dict:
-    out.mkdir()
-    run = reframe([*RING, *args, "-r"], out, env={"SLURM_CONF": str(conf)},
-                  checks=("ring.py",))
+    run = _on_net(conf, out, [*RING, *args], ("ring.py",))
     tc = run.case("RingCheck", transport="ob1-tcp", mapping="node")
     assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
     return {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
 
 
 def _bw_peak(conf: Path, out: Path, nodes: str) -> float:
-    out.mkdir()
-    run = reframe([*PT2PT, f"-J=--nodelist={nodes}", "-r"], out,
-                  env={"SLURM_CONF": str(conf)}, checks=("pt2pt.py",))
+    run = _on_net(conf, out, [*PT2PT, f"-J=--nodelist={nodes}"], ("pt2pt.py",))
     tc = run.case("Pt2ptCheck", transport="ob1-tcp", mapping="node")
     assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
     assert _nodes(tc) == nodes.split(",")  # nodes as Slurm assigned them
@@ -145,14 +139,11 @@ def test_the_ring_spans_every_node_with_every_rank_placed(cluster, tmp_path):
 COLLECTIVES = ["-S", "CollectivesCheck.transports=intelmpi/ofi-tcp",
                "-S", "CollectivesCheck.iterations=200", "-S", "CollectivesCheck.time_per_size=2",
                "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=5m",
-               "-n", "^CollectivesCheck.*mapping=node", "-p", "intelmpi",
-               "--system", "local:slurm-net"]
+               "-n", "^CollectivesCheck.*mapping=node", "-p", "intelmpi"]
 
 
 def _collectives(conf: Path, out: Path, *args: str) -> dict:
-    out.mkdir()
-    run = reframe([*COLLECTIVES, *args, "-r"], out, env={"SLURM_CONF": str(conf)},
-                  checks=("collectives.py",))
+    run = _on_net(conf, out, [*COLLECTIVES, *args], ("collectives.py",))
     tc = run.case("CollectivesCheck", transport="ofi-tcp", mapping="node")
     assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
     return tc
@@ -178,18 +169,16 @@ def test_collectives_at_two_three_and_four_ranks_over_one_to_four_nodes(cluster,
 #: with 64 KiB and 1 MiB messages, between two nodes.
 THROUGH_LINKS = ["-S", "RingCheck.transports=openmpi/ob1-tcp", "-S", "RingCheck.laps=50",
                  "-S", "RingCheck.repetitions=3", "-S", "RingCheck.size=65536",
-                 "-S", "RingCheck.max_nodes=2", *COLLECTIVES[:-6],
+                 "-S", "RingCheck.max_nodes=2", *COLLECTIVES[:-4],
                  "-S", "CollectivesCheck.operations=Allreduce",
                  "-S", "CollectivesCheck.sizes=1048576", "-S", "CollectivesCheck.max_nodes=2",
                  "-S", "CollectivesCheck.iterations=50",
-                 "-n", "^(RingCheck|CollectivesCheck).*mapping=node",
-                 "--system", "local:slurm-net"]
+                 "-n", "^(RingCheck|CollectivesCheck).*mapping=node"]
 
 
 def _ring_and_allreduce(conf: Path, out: Path, nodes: str) -> tuple[float, float]:
-    out.mkdir()
-    run = reframe([*THROUGH_LINKS, f"-J=--nodelist={nodes}", "-r"], out,
-                  env={"SLURM_CONF": str(conf)}, checks=("ring.py", "collectives.py"))
+    run = _on_net(conf, out, [*THROUGH_LINKS, f"-J=--nodelist={nodes}"],
+                  ("ring.py", "collectives.py"))
     ring = run.case("RingCheck", transport="ob1-tcp", mapping="node")
     coll = run.case("CollectivesCheck", transport="ofi-tcp", mapping="node")
     for tc in (ring, coll):
