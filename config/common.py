@@ -47,6 +47,10 @@ QUICK = [
     "-S", "HybridCollectivesCheck.target_time=0.02",
     "-S", "BarrierSplitCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
     "-S", "BarrierSplitCheck.target_time=0.05",
+    "-S", "FabricCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", "FabricCheck.size=65536",
+    "-S", "FabricCheck.iterations=5",
+    "-S", "FabricCheck.latency_iterations=100",
     "-S", "time_limit=2m",
 ]
 

@@ -263,3 +263,36 @@ def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
         assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
         perf = {k.split(":")[-1] for k in tc["perfvalues"]}
         assert any(v.endswith("_P4") for v in perf) and any(v.endswith("_P2") for v in perf)
+
+
+#: The pairs sweep over the four nodes, ten times in one session.
+FABRIC = ["-S", "FabricCheck.transports=openmpi/ob1-tcp", "-S", "FabricCheck.size=262144",
+          "-S", "FabricCheck.iterations=10", "-S", "FabricCheck.latency_iterations=200",
+          "-S", "env_vars=OMPI_MCA_mpi_yield_when_idle:1", "-S", "time_limit=5m",
+          "-n", "FabricCheck.*mapping=node", "--system", "local:slurm-net", "--repeat", "10"]
+
+
+def _sweeps(conf: Path, out: Path) -> list[dict]:
+    out.mkdir()
+    run = reframe([*FABRIC, "-r"], out, env={"SLURM_CONF": str(conf)}, checks=("fabric.py",))
+    cases = run.cases("FabricCheck", transport="ob1-tcp", mapping="node")
+    assert len(cases) == 10, run.output[-3000:]
+    return cases
+
+
+def test_the_pairs_sweep_names_the_slow_node_and_only_it(cluster, tmp_path):
+    need_stack("openmpi")
+    clean = _sweeps(cluster, tmp_path / "clean")
+    assert [tc["result"] for tc in clean] == ["pass"] * 10, [tc.get("fail_reason")
+                                                             for tc in clean]
+    assert all(tc["perfvalues"]["local:slurm-net:outlier_nodes"][0] == 0 for tc in clean)
+    node = netns.Node(2)
+    netns.degrade(node, RATE)
+    try:
+        slowed = _sweeps(cluster, tmp_path / "slowed")
+    finally:
+        netns.restore(node)
+    for tc in slowed:
+        assert tc["result"] == "fail"
+        named = set(re.findall(r"(node|link) (\S+):", tc["fail_reason"]))
+        assert named == {("node", "m2")}, tc["fail_reason"]

@@ -161,11 +161,7 @@ void sb_thread_affinity_line(int rank, int thread, char *out, size_t len)
              sched_getcpu(), cpus);
 }
 
-#define SB_HOST 256
-
-/* The node as the scheduler knows it: several slurmd may share a host (a test
- * cluster), and a site's node names are what an admin reads. */
-static void host_name(char host[SB_HOST])
+void sb_host_name(char host[SB_HOST])
 {
     const char *node = getenv("SLURMD_NODENAME");
     memset(host, 0, SB_HOST);
@@ -182,7 +178,7 @@ int sb_report_affinity(MPI_Comm comm)
     MPI_Comm_size(comm, &size);
     char host[SB_HOST], cpus[SB_LINE - 300] = "unknown";
     char line[SB_LINE];
-    host_name(host);
+    sb_host_name(host);
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -289,7 +285,7 @@ int sb_check_distinct_cpus(MPI_Comm comm, const char *program)
     MPI_Comm_size(comm, &size);
     rank_cpus mine;
     memset(&mine, 0, sizeof mine);
-    host_name(mine.host);
+    sb_host_name(mine.host);
     CPU_ZERO(&mine.cpus);
     mine.known = sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) == 0;
     rank_cpus *all = NULL;

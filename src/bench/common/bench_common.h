@@ -119,6 +119,12 @@ void sb_thread_affinity_line(int rank, int thread, char *out, size_t len);
 /* Rank 0 prints the MPI library's version string (first line). */
 void sb_report_library(MPI_Comm comm);
 
+/* The node as the scheduler knows it ($SLURMD_NODENAME, else the host name):
+ * several slurmd may share a host (a test cluster), and a site's node names
+ * are what an admin reads. */
+#define SB_HOST 256
+void sb_host_name(char host[SB_HOST]);
+
 /* Both of the above: the lines every benchmark prints before measuring. */
 int sb_report_environment(MPI_Comm comm);
 

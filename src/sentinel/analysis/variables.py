@@ -226,7 +226,8 @@ def all_specs() -> dict[str, CheckSpec]:
 
 
 #: The analysis modules that declare check families.
-_FAMILIES = ("collectives", "hybrid", "jacobi", "matching", "pt2pt", "ring", "standard")
+_FAMILIES = ("collectives", "fabric", "hybrid", "jacobi", "matching", "pt2pt", "ring",
+             "standard")
 
 
 def _load_all() -> None:

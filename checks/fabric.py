@@ -1,0 +1,140 @@
+"""Fabric health: every node pair of a partition, and the node or link that is slow.
+
+``FabricCheck`` runs ``src/bench/fabric``, one test per mode. Its pairs mode, with one rank on
+each node of the partition (or ``max_nodes`` of it): N - 1 shifted-ring
+rounds measure every ordered node pair's bandwidth (``size`` bytes) and
+8-byte latency concurrently, so the whole N x N matrix costs N - 1 rounds
+of one job, not N (N - 1) / 2 jobs (``-S FabricCheck.rounds=neighbours``:
+round 1 only, the ring neighbours, for a quick nightly). The analysis
+(:mod:`sentinel.analysis.fabric`) judges each node by the median of its
+pairs against the partition's and names the outliers: a node whose pairs
+are all slow (``node m2: bandwidth 20.3x below the partition median in 6
+of 6 pairs``) and a pair slow while both its nodes are fine. Any outlier
+fails the test with its name; the partition-level values are the
+variables. The ``aggregate`` mode sums the bandwidth of k = 1 ... N/2
+concurrent pairs (``aggregate_bw_P<k>``, ``aggregate_bw_half``), ``loaded``
+compares a ping-pong on an idle fabric with the same while the other nodes
+stream (``latency_idle``, ``latency_loaded``, ``loaded_latency_ratio``; 4
+nodes at least), and ``patterns`` runs the Queen's study's eight
+permutations and a random one (``<pattern>_onnode_bw``,
+``<pattern>_offnode_bw``, accepted MB/s per rank), with any mapping.
+"""
+
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, parameter, run_after, variable
+
+from sentinel.analysis import fabric
+from sentinel.analysis.variables import Values
+from sentinel.errors import SentinelError
+from sentinel.mpi.placement import series_placement_problems
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm.base import TransportMappingTest, partition_nodes
+from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.threads import partition_topology, ranks_of
+
+
+@rfm.simple_test
+class FabricCheck(TransportMappingTest, PartitionReferences):
+    """Every node pair of the partition over one transport; the slow node or link named."""
+
+    #: The benchmark's mode: ``pairs``, ``aggregate``, ``loaded``, ``patterns``.
+    #:
+    #: :type: :class:`str`
+    mode = parameter(list(fabric.MODES), loggable=True)
+
+    #: ``all`` N - 1 rounds (every pair) or ``neighbours`` (round 1 only).
+    #:
+    #: :type: :class:`str`
+    rounds = variable(typ.Str[r"all|neighbours"], value="all", loggable=True)
+
+    #: Bytes of each bandwidth message.
+    #:
+    #: :type: :class:`int`
+    size = variable(int, value=1048576)
+
+    #: Messages per bandwidth measurement, 8-byte messages per latency one.
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=20)
+    latency_iterations = variable(int, value=1000)
+
+    #: Measurements per pair (the median is kept).
+    #:
+    #: :type: :class:`int`
+    repetitions = variable(int, value=3)
+
+    #: Most nodes swept; 0: the whole partition.
+    #:
+    #: :type: :class:`int`
+    max_nodes = variable(int, value=0)
+
+    #: A node or pair is an outlier when its bandwidth is this many times
+    #: below the partition median (its latency ``latency_factor`` times
+    #: above) and, for a node, its robust z-score is at least ``outlier_z``
+    #: (Iglewicz and Hoaglin's 3.5).
+    #:
+    #: :type: :class:`float`
+    bw_factor = variable(float, value=2.0)
+    latency_factor = variable(float, value=3.0)
+    outlier_z = variable(float, value=3.5)
+
+    #: The named outliers of the last sweep, one per line.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set by sanity)
+    outliers = variable(str, value="", loggable=True)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "fabric"})
+    spec = fabric.SPEC
+    bench = "fabric"
+    bench_options = ("mode", "rounds", "size", "iterations", "latency_iterations",
+                     "repetitions")
+    tags = {"fabric", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def place_ranks(self) -> None:
+        """One rank on each node swept; the patterns mode as its mapping fills the nodes."""
+        part = self.current_partition
+        self.skip_if(self.mode != "patterns" and self.mapping != "node",
+                     f"mode {self.mode} puts one rank on each node: mapping node only, "
+                     f"not {self.mapping}")
+        nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
+        self.skip_if(self.mode == "loaded" and nodes < 4,
+                     f"mode loaded needs 4 nodes (a ping-pong pair and a streaming pair); "
+                     f"{nodes} of partition {part.fullname} swept")
+        per_node = 1 if self.mapping == "node" else (part.processor.num_cpus or 1)
+        self.num_tasks, self.num_tasks_per_node = nodes * per_node, per_node
+
+    def verify_placement(self, out: BenchOutput) -> None:
+        """Every rank where the mapping puts it, the nodes as the scheduler assigned them."""
+        issues = series_placement_problems(self.mapping, ranks_of(out),
+                                           self.num_tasks_per_node,
+                                           partition_topology(self.current_partition))
+        if issues:
+            raise SentinelError(f"placement {self.mapping} not honoured: "
+                                + "; ".join(issues))
+
+    def analyse(self, out: BenchOutput) -> Values:
+        """The mode's values; the pairs sweep's outliers named (they fail it)."""
+        stdout = self.stdout_text()[0]
+        if self.mode == "aggregate":
+            return fabric.aggregate_values(out, stdout)
+        if self.mode == "loaded":
+            return fabric.loaded_values(out, stdout)
+        if self.mode == "patterns":
+            return fabric.pattern_values(out, stdout)
+        return self._pairs(out)
+
+    def _pairs(self, out: BenchOutput) -> Values:
+        pairs = fabric.pairs_of(out, self.stdout_text()[0])
+        bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z)
+        latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z)
+        found = [*bw.nodes.values(), *latency.nodes.values(), *bw.links.values(),
+                 *latency.links.values()]
+        self.outliers = "\n".join(found)
+        if found:
+            raise SentinelError("; ".join(found))
+        return fabric.values(pairs, bw, latency)

@@ -1,0 +1,411 @@
+/* Fabric: every node pair, concurrent pairs, latency under load, permutation traffic.
+ *
+ * Run with one rank per node for --mode pairs, aggregate and loaded (rank i
+ * stands for its node; SENTINEL_AFFINITY names it), any placement for
+ * --mode patterns (each pair is counted on-node or off-node by the hosts
+ * the ranks report).
+ *
+ *   pairs      N-1 shifted-ring rounds (--rounds all) or round 1 only
+ *              (--rounds neighbours): in round k every rank sends to rank
+ *              r+k and receives from r-k at once, so the N x N matrix costs
+ *              N-1 rounds. Each receiver times --iterations messages of
+ *              --size bytes (bandwidth) and --latency-iterations of 8 bytes
+ *              (latency, one way) from its source; the median of
+ *              --repetitions is printed per pair:
+ *                SENTINEL_FABRIC_PAIR round=k src=S dst=D bytes=B bw_mbs=X latency_us=L
+ *   aggregate  k = 1 ... N/2 concurrent pairs, rank i streaming to rank
+ *              i + N/2 (i < k); the summed bandwidth of the k pairs:
+ *                SENTINEL_FABRIC_AGGREGATE pairs=k bytes=B bw_mbs=X
+ *   loaded     8-byte ping-pong between ranks 0 and 1, first with the other
+ *              ranks idle, then while ranks 2,3 4,5 ... stream --size
+ *              messages both ways (N >= 4):
+ *                SENTINEL_FABRIC_LATENCY state=idle|loaded streams=P latency_us=L
+ *   patterns   the permutations of the Queen's study over the largest power
+ *              of two of ranks (bit-reversal, butterfly, complement,
+ *              transpose, shuffle, neighbour, cube, baseline) and a random
+ *              one: every rank sends --size bytes to its destination while
+ *              receiving from its source; accepted bandwidth per rank,
+ *              averaged over the ranks whose destination is on their node
+ *              and over the others:
+ *                SENTINEL_FABRIC_PATTERN pattern=P ranks=N bytes=B onnode_ranks=a
+ *                  onnode_mbs=X offnode_ranks=b offnode_mbs=Y
+ *              (a mean of none is printed as -, not as a number).
+ * Nothing is printed inside a timed region; rank 0 prints after gathering. */
+#include "../common/bench_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROGRAM "fabric"
+
+enum { M_PAIRS, M_AGGREGATE, M_LOADED, M_PATTERNS, NMODE };
+static const char *const mode_names[NMODE] = {"pairs", "aggregate", "loaded", "patterns"};
+enum { R_ALL, R_NEIGHBOURS, NROUNDS };
+static const char *const round_names[NROUNDS] = {"all", "neighbours"};
+
+enum { P_BITREV, P_BUTTERFLY, P_COMPLEMENT, P_TRANSPOSE, P_SHUFFLE, P_NEIGHBOUR, P_CUBE,
+       P_BASELINE, P_RANDOM, NPATTERN };
+static const char *const pattern_names[NPATTERN] = {
+    "bitrev", "butterfly", "complement", "transpose", "shuffle", "neighbour", "cube",
+    "baseline", "random"};
+
+#define TAG_DATA 1
+#define TAG_PING 2
+#define TAG_STOP 3
+
+typedef struct {
+    unsigned mode, rounds;
+    long bytes, iterations, latency_iterations, repetitions;
+} options;
+
+static const char usage[] =
+    "usage: fabric --mode pairs|aggregate|loaded|patterns [--rounds all|neighbours]\n"
+    "              [--size B] [--iterations I] [--latency-iterations L] [--repetitions R]\n"
+    "  --size (1048576) bytes of the bandwidth messages; --iterations (20) of them per\n"
+    "  measurement; --latency-iterations (1000) 8-byte messages per latency; --repetitions\n"
+    "  (3) per pair (the median is printed); --rounds (all) of the pairs sweep\n";
+
+/* A list-of-names option that takes exactly one name: its index in *target. */
+static int one_name(const char *option, const char *val, const char *const *names, int n,
+                    unsigned *target, char *err, size_t errlen)
+{
+    unsigned mask = 0;
+    if (sb_parse_name_list(option, val, names, n, &mask, err, errlen) != 0)
+        return -1;
+    if (mask == 0 || (mask & (mask - 1))) {
+        snprintf(err, errlen, "%s takes one name, got '%s'", option, val);
+        return -1;
+    }
+    for (*target = 0; !(mask & (1u << *target)); (*target)++)
+        ;
+    return 0;
+}
+
+static int parse_mode(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    return one_name(opt->name, val, mode_names, NMODE, opt->target.custom, err, errlen);
+}
+
+static int parse_rounds(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    return one_name(opt->name, val, round_names, NROUNDS, opt->target.custom, err, errlen);
+}
+
+static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
+{
+    *o = (options){.mode = NMODE, .rounds = R_ALL, .bytes = 1048576, .iterations = 20,
+                   .latency_iterations = 1000, .repetitions = 3};
+    const sb_option table[] = {
+        SB_OPTION_HELP("--help"),
+        SB_OPTION_CUSTOM("--mode", &o->mode, parse_mode),
+        SB_OPTION_CUSTOM("--rounds", &o->rounds, parse_rounds),
+        SB_OPTION_LONG("--size", &o->bytes, 8, 1L << 30),
+        SB_OPTION_LONG("--iterations", &o->iterations, 1, 1000000),
+        SB_OPTION_LONG("--latency-iterations", &o->latency_iterations, 1, 100000000),
+        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 1000),
+    };
+    if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
+        return -1;
+    if (o->mode == NMODE) {
+        snprintf(err, errlen, "--mode is required\n%s", usage);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    int rank, size;
+    char *send, *recv;
+    char (*hosts)[SB_HOST];
+} fabric;
+
+/* Seconds for `count` messages of `bytes` from src while sending as many to
+ * dst (either may be MPI_PROC_NULL), timed on this rank. */
+static double exchange(const fabric *f, int dst, int src, long bytes, long count)
+{
+    MPI_Request req[2];
+    MPI_Status status[2];
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < count; i++) {
+        MPI_Irecv(f->recv, (int)bytes, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(f->send, (int)bytes, MPI_BYTE, dst, TAG_DATA, MPI_COMM_WORLD, &req[1]);
+        MPI_Waitall(2, req, status);
+    }
+    return MPI_Wtime() - t0;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, long n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+/* The pairs sweep: per round, each rank's median bandwidth and latency from its source. */
+static void pairs(const fabric *f, const options *o)
+{
+    int last = o->rounds == R_NEIGHBOURS ? 1 : f->size - 1;
+    double *bw = malloc((size_t)o->repetitions * sizeof *bw);
+    double *lat = malloc((size_t)o->repetitions * sizeof *lat);
+    double *all = malloc(2 * (size_t)f->size * sizeof *all);
+    if (bw == NULL || lat == NULL || all == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    for (int k = 1; k <= last; k++) {
+        int dst = (f->rank + k) % f->size, src = (f->rank + f->size - k) % f->size;
+        exchange(f, dst, src, o->bytes, 1); /* warm-up: connections, registration */
+        for (long rep = 0; rep < o->repetitions; rep++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t = exchange(f, dst, src, o->bytes, o->iterations);
+            bw[rep] = (double)o->bytes * (double)o->iterations / t / 1e6;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t = exchange(f, dst, src, 8, o->latency_iterations);
+            lat[rep] = t * 1e6 / (double)o->latency_iterations;
+        }
+        double mine[2] = {median(bw, o->repetitions), median(lat, o->repetitions)};
+        MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        for (int r = 0; f->rank == 0 && r < f->size; r++)
+            printf("SENTINEL_FABRIC_PAIR round=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
+                   "latency_us=%.3f\n", k, (r + f->size - k) % f->size, r, o->bytes,
+                   all[2 * r], all[2 * r + 1]);
+    }
+    free(bw);
+    free(lat);
+    free(all);
+}
+
+/* k = 1 ... N/2 pairs (i, i + N/2), i < k, each streaming one way. */
+static void aggregate(const fabric *f, const options *o)
+{
+    int half = f->size / 2;
+    for (int k = 1; k <= half; k++) {
+        int sender = f->rank < k, receiver = f->rank >= half && f->rank - half < k;
+        int dst = sender ? f->rank + half : MPI_PROC_NULL;
+        int src = receiver ? f->rank - half : MPI_PROC_NULL;
+        exchange(f, dst, src, o->bytes, 1);
+        double best = 0.0;
+        for (long rep = 0; rep < o->repetitions; rep++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            exchange(f, dst, src, o->bytes, o->iterations);
+            double mine = MPI_Wtime() - t0, slowest;
+            if (!receiver)
+                mine = 0.0;
+            MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            double sum = (double)k * (double)o->bytes * (double)o->iterations / slowest / 1e6;
+            best = sum > best ? sum : best;
+        }
+        if (f->rank == 0)
+            printf("SENTINEL_FABRIC_AGGREGATE pairs=%d bytes=%ld bw_mbs=%.2f\n", k, o->bytes,
+                   best);
+    }
+}
+
+/* 8-byte ping-pong of ranks 0 and 1: one-way microseconds (median of repetitions). */
+static double pingpong(const fabric *f, const options *o, double *reps)
+{
+    int peer = 1 - f->rank;
+    char byte8[8] = {0};
+    for (long rep = 0; rep < o->repetitions; rep++) {
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < o->latency_iterations; i++) {
+            if (f->rank == 0) {
+                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
+                MPI_Recv(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
+            }
+        }
+        reps[rep] = (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)o->latency_iterations);
+    }
+    return median(reps, o->repetitions);
+}
+
+/* Ranks 2, 3, ... stream to their partner until rank 0 says stop; partners
+ * agree on stopping each step, so neither waits for a message never sent. */
+static void stream(const fabric *f, const options *o)
+{
+    int partner = f->rank % 2 ? f->rank - 1 : f->rank + 1;
+    if (partner >= f->size)
+        partner = MPI_PROC_NULL;
+    int stop = 0, flag = 0;
+    MPI_Request stop_req;
+    MPI_Irecv(&stop, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, &stop_req);
+    while (!flag) {
+        exchange(f, partner, partner, o->bytes, 1);
+        int mine = 0, either = 0;
+        MPI_Test(&stop_req, &mine, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&mine, 1, MPI_INT, partner, TAG_STOP, &either, 1, MPI_INT, partner,
+                     TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        flag = mine || either;
+    }
+    if (!stop)
+        MPI_Wait(&stop_req, MPI_STATUS_IGNORE);
+}
+
+static void loaded(const fabric *f, const options *o)
+{
+    double *reps = malloc((size_t)o->repetitions * sizeof *reps);
+    if (reps == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    double idle = 0.0, busy = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (f->rank < 2)
+        idle = pingpong(f, o, reps);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (f->rank < 2) {
+        busy = pingpong(f, o, reps);
+        int stop = 1;
+        for (int r = 2; f->rank == 0 && r < f->size; r++)
+            MPI_Send(&stop, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);
+    } else {
+        stream(f, o);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (f->rank == 0) {
+        printf("SENTINEL_FABRIC_LATENCY state=idle streams=0 latency_us=%.3f\n", idle);
+        printf("SENTINEL_FABRIC_LATENCY state=loaded streams=%d latency_us=%.3f\n",
+               (f->size - 2) / 2 * 2, busy);
+    }
+    free(reps);
+}
+
+/* Destination of rank r (of n = 2^bits ranks) in a pattern. */
+static int destination(int pattern, int r, int bits, const int *shuffled)
+{
+    int n = 1 << bits, top = bits - 1, half = bits / 2, out = 0;
+    switch (pattern) {
+    case P_BITREV:
+        for (int b = 0; b < bits; b++)
+            out |= ((r >> b) & 1) << (top - b);
+        return out;
+    case P_BUTTERFLY: /* swap the highest bit and bit 0 */
+        return (r & ~(1 << top) & ~1) | ((r & 1) << top) | ((r >> top) & 1);
+    case P_COMPLEMENT:
+        return ~r & (n - 1);
+    case P_TRANSPOSE: /* swap the high and low halves of the bits */
+        return bits % 2 ? r : ((r & ((1 << half) - 1)) << half) | (r >> half);
+    case P_SHUFFLE: /* rotate left */
+        return ((r << 1) | (r >> top)) & (n - 1);
+    case P_NEIGHBOUR:
+        return r ^ 1;
+    case P_CUBE: /* flip the highest bit */
+        return r ^ (1 << top);
+    case P_BASELINE: /* rotate all bits right */
+        return (r >> 1) | ((r & 1) << top);
+    default:
+        return shuffled[r];
+    }
+}
+
+/* A fixed pseudo-random permutation of n ranks (the same on every rank). */
+static void random_permutation(int *perm, int n)
+{
+    unsigned long long state = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((state >> 33) % (unsigned long long)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+static void patterns(const fabric *f, const options *o)
+{
+    int bits = 0;
+    while ((2 << bits) <= f->size)
+        bits++;
+    int n = 1 << bits;
+    int *perm = malloc((size_t)n * sizeof *perm), *from = malloc((size_t)n * sizeof *from);
+    double *rates = malloc((size_t)f->size * sizeof *rates);
+    if (perm == NULL || from == NULL || rates == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    random_permutation(perm, n);
+    for (int p = 0; p < NPATTERN; p++) {
+        for (int r = 0; r < n; r++)
+            from[destination(p, r, bits, perm)] = r;
+        int in = f->rank < n, dst = in ? destination(p, f->rank, bits, perm) : f->rank;
+        int src = in ? from[f->rank] : f->rank;
+        int moves = in && dst != f->rank;
+        int to = moves ? dst : MPI_PROC_NULL, at = in && src != f->rank ? src : MPI_PROC_NULL;
+        exchange(f, to, at, o->bytes, 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = exchange(f, to, at, o->bytes, o->iterations);
+        double rate = moves ? (double)o->bytes * (double)o->iterations / t / 1e6 : -1.0;
+        MPI_Gather(&rate, 1, MPI_DOUBLE, rates, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (f->rank != 0)
+            continue;
+        double sum[2] = {0.0, 0.0};
+        int count[2] = {0, 0};
+        for (int r = 0; r < n; r++) {
+            if (rates[r] < 0.0)
+                continue; /* a fixed point sends nothing */
+            int off = strcmp(f->hosts[r], f->hosts[destination(p, r, bits, perm)]) != 0;
+            sum[off] += rates[r];
+            count[off]++;
+        }
+        char on_mbs[32] = "-", off_mbs[32] = "-";
+        if (count[0])
+            snprintf(on_mbs, sizeof on_mbs, "%.2f", sum[0] / count[0]);
+        if (count[1])
+            snprintf(off_mbs, sizeof off_mbs, "%.2f", sum[1] / count[1]);
+        printf("SENTINEL_FABRIC_PATTERN pattern=%s ranks=%d bytes=%ld onnode_ranks=%d "
+               "onnode_mbs=%s offnode_ranks=%d offnode_mbs=%s\n", pattern_names[p], n,
+               o->bytes, count[0], on_mbs, count[1], off_mbs);
+    }
+    free(perm);
+    free(from);
+    free(rates);
+}
+
+int main(int argc, char **argv)
+{
+    char err[2048] = "";
+    options o;
+    int parsed = parse(argc, argv, &o, err, sizeof err);
+    MPI_Init(&argc, &argv);
+    fabric f = {0};
+    MPI_Comm_rank(MPI_COMM_WORLD, &f.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &f.size);
+    int needed = parsed == 0 && o.mode == M_LOADED ? 4 : 2;
+    int rc = sb_check_start(PROGRAM, parsed, err, needed);
+    if (rc != 0)
+        return rc;
+    if (f.rank == 0)
+        printf("SENTINEL_CONFIG bench=%s ranks=%d mode=%s rounds=%s bytes=%ld iterations=%ld "
+               "latency_iterations=%ld repetitions=%ld\n", PROGRAM, f.size,
+               mode_names[o.mode], round_names[o.rounds], o.bytes, o.iterations,
+               o.latency_iterations, o.repetitions);
+    rc = sb_report_environment(MPI_COMM_WORLD) == 0 ? 0 : 3;
+    f.send = malloc((size_t)o.bytes);
+    f.recv = malloc((size_t)o.bytes);
+    f.hosts = calloc((size_t)f.size, sizeof *f.hosts);
+    if (f.send == NULL || f.recv == NULL || f.hosts == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    memset(f.send, 1, (size_t)o.bytes);
+    char host[SB_HOST];
+    sb_host_name(host);
+    MPI_Allgather(host, SB_HOST, MPI_CHAR, f.hosts, SB_HOST, MPI_CHAR, MPI_COMM_WORLD);
+    if (rc == 0) {
+        void (*run[NMODE])(const fabric *, const options *) = {pairs, aggregate, loaded,
+                                                               patterns};
+        run[o.mode](&f, &o);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (f.rank == 0 && rc == 0)
+        printf("SENTINEL_DONE bench=%s\n", PROGRAM);
+    free(f.send);
+    free(f.recv);
+    free(f.hosts);
+    MPI_Finalize();
+    return rc;
+}
