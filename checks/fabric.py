@@ -1,11 +1,13 @@
 """Fabric health: every node pair of a partition, and the node or link that is slow.
 
 ``FabricCheck`` runs ``src/bench/fabric``, one test per mode. Its pairs mode, with one rank on
-each node of the partition (or ``max_nodes`` of it): N - 1 shifted-ring
-rounds measure every ordered node pair's bandwidth (``size`` bytes) and
-8-byte latency concurrently, so the whole N x N matrix costs N - 1 rounds
-of one job, not N (N - 1) / 2 jobs (``-S FabricCheck.rounds=neighbours``:
-round 1 only, the ring neighbours, for a quick nightly). The analysis
+each node of the partition (or ``max_nodes`` of it): N - 1 matchings (sets
+of node pairs that share no node) hold every pair once, each measured one
+way and then the other, the pairs of a matching at once, so the whole
+N x N matrix of bandwidth (``size`` bytes) and 8-byte latency costs
+2 (N - 1) steps of one job, not N (N - 1) / 2 jobs
+(``-S FabricCheck.rounds=neighbours``: the ring neighbours only, 4 steps,
+for a quick nightly). The analysis
 (:mod:`sentinel.analysis.fabric`) judges each node by the median of its
 pairs against the partition's and names the outliers: a node whose pairs
 are all slow (``node m2: bandwidth 20.3x below the partition median in 6
@@ -45,7 +47,7 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`str`
     mode = parameter(list(fabric.MODES), loggable=True)
 
-    #: ``all`` N - 1 rounds (every pair) or ``neighbours`` (round 1 only).
+    #: ``all``: every node pair; ``neighbours``: the ring neighbours i, i + 1 only.
     #:
     #: :type: :class:`str`
     rounds = variable(typ.Str[r"all|neighbours"], value="all", loggable=True)
@@ -81,6 +83,13 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
     latency_factor = variable(float, value=3.0)
     outlier_z = variable(float, value=3.5)
 
+    #: The sweep's pairs, for the report's heatmaps: JSON
+    #: ``[[src, dst, MB/s, us], ...]`` by node name.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set by sanity)
+    fabric_pairs = variable(str, value="", loggable=True)
+
     #: The named outliers of the last sweep, one per line.
     #:
     #: :type: :class:`str`
@@ -102,6 +111,8 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
                      f"mode {self.mode} puts one rank on each node: mapping node only, "
                      f"not {self.mapping}")
         nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
+        self.skip_if(self.mode in ("pairs", "aggregate") and nodes < 2,
+                     f"mode {self.mode} needs 2 nodes; partition {part.fullname} has {nodes}")
         self.skip_if(self.mode == "loaded" and nodes < 4,
                      f"mode loaded needs 4 nodes (a ping-pong pair and a streaming pair); "
                      f"{nodes} of partition {part.fullname} swept")
@@ -130,6 +141,7 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
 
     def _pairs(self, out: BenchOutput) -> Values:
         pairs = fabric.pairs_of(out, self.stdout_text()[0])
+        self.fabric_pairs = fabric.pairs_json(pairs)
         bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z)
         latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z)
         found = [*bw.nodes.values(), *latency.nodes.values(), *bw.links.values(),

@@ -125,6 +125,16 @@ modes = [
         "-S", "time_limit=10m",
         "-S", "HybridCollectivesCheck.time_limit=5m",
     ]},
+    # Every node vetted: the node-local checks (matching, pt2pt and the
+    # mixed-mode barrier on the core mapping) once on each node that can take
+    # a job ("avail": idle, mixed or allocated; "all" for a maintenance
+    # window), through ReFrame's --distribute; `sentinel report` then lists
+    # the nodes that failed and why.
+    {"name": "vet", "options": [
+        # (ReFrame splits a mode's options like a shell: no backslash, no space)
+        "-n", "^(MatchingCheck|Pt2ptCheck|BarrierSplitCheck)[^A-Za-z].*%mapping=core([^a-z]|$)",
+        "--distribute=avail",
+    ]},
     # Procurement acceptance: seed parameters; a missing reference fails.
     {"name": "acceptance", "options": [
         "--tag", "acceptance", "-S", "require_partition_reference=true",

@@ -58,6 +58,9 @@ def _partition(name: str, descr: str, nodes: int, processor: dict) -> dict:
         "access": [f"--partition={name.upper()}", "--exclusive"],
         "environs": ["openmpi", "intelmpi"],
         "features": ["mpi"],
+        # the vet mode pins a job to each node: one busy with another job is
+        # ReqNodeNotAvail to Slurm, a wait, not a reason to cancel
+        "sched_options": {"ignore_reqnodenotavail": True},
         "extras": {"num_nodes": nodes},
         "processor": processor,
         "max_jobs": 8,

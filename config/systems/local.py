@@ -153,6 +153,10 @@ def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
         "environs": [e["name"] for e in environments
                      if f"local:slurm-{part.name}" in e["target_systems"]],
         "features": ["mpi", "slurm"],
+        # A job pinned to a node (--distribute, the vet mode) waits while the
+        # node finishes another: Slurm calls that ReqNodeNotAvail, which
+        # ReFrame would otherwise take for a node gone and cancel the job.
+        "sched_options": {"ignore_reqnodenotavail": True},
         "extras": {"num_nodes": part.nodes},
         "processor": processor,
         "max_jobs": 4,

@@ -6,8 +6,9 @@ for node k, a namespace ``sn-k`` whose only interfaces are its loopback and
 the bridge. Traffic between two nodes leaves one namespace over its link,
 crosses the bridge and enters the other over its link, so one node's link
 can be slowed alone (:func:`degrade`: ``tbf`` on both ends of its veth pair,
-there is no netem in this kernel). Nothing is routed beyond the bridge: the
-addresses are those of these test nodes only.
+there is no netem in this kernel), and so can the traffic between two nodes
+(:func:`degrade_pair`: a per-destination ``htb`` class on each). Nothing is
+routed beyond the bridge: the addresses are those of these test nodes only.
 
 Usage (root)::
 
@@ -111,8 +112,28 @@ def degrade(node: Node, rate: str) -> None:
           "burst", "32kb", "latency", "400ms"])
 
 
+def degrade_pair(a: Node, b: Node, rate: str) -> None:
+    """Limit the traffic between ``a`` and ``b`` to ``rate`` each way, and no other.
+
+    The nodes hang off one bridge, so no cable carries their traffic alone:
+    each node's ``eth0`` gets an ``htb`` whose default class is unlimited
+    and whose class for the other node's address is limited, which is what
+    a bad cable or route between two nodes looks like to the pairs sweep.
+    """
+    for here, there in ((a, b), (b, a)):
+        tc = [*here.inside(), "tc"]
+        _run([*tc, "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb",
+              "default", "1"])
+        _run([*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1", "htb",
+              "rate", "100gbit"])
+        _run([*tc, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:2", "htb",
+              "rate", rate, "ceil", rate])
+        _run([*tc, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "u32",
+              "match", "ip", "dst", f"{there.address}/32", "flowid", "1:2"])
+
+
 def restore(node: Node) -> None:
-    """Remove :func:`degrade`'s limits from ``node``'s link."""
+    """Remove :func:`degrade`'s (or :func:`degrade_pair`'s) limits from ``node``'s link."""
     subprocess.run(["tc", "qdisc", "del", "dev", node.link, "root"], capture_output=True,
                    timeout=30)
     subprocess.run([*node.inside(), "tc", "qdisc", "del", "dev", "eth0", "root"],

@@ -5,6 +5,13 @@ Partitions:
 * ``one``: the host itself as node ``c1`` (all its CPUs);
 * ``two``: fake nodes ``n1`` and ``n2`` (one CPU each), two slurmd on this
   host with their own ports, so jobs and the ``node`` mapping span two nodes;
+* ``vet`` (with ``--vet N``): nodes ``v1`` ... ``vN``, each with all the host's
+  CPUs like ``c1``, for the per-node vetting of the node-local checks
+  (``--distribute``). A node's tasks get the variables of the file
+  ``DIR/etc/node-env/<node>`` (``NAME=value`` lines), through Slurm's
+  ``TaskProlog``: how a test gives one node a fault of its own, as a drifted
+  node image would (the nodes run at once on the same CPUs: functional
+  tests, not performance);
 * ``net`` (with ``--net N``, N >= 2): nodes ``m1`` ... ``mN``, each slurmd in a
   network namespace of its own with its own link and address
   (:mod:`tests.cluster.netns`), so traffic between them crosses per-node
@@ -23,6 +30,7 @@ directory; nothing touches /etc or systemd. Usage::
 
     python -m tests.cluster.slurm up DIR     # prints the SLURM_CONF to export
     python -m tests.cluster.slurm up DIR --net 4   # also the namespaced partition
+    python -m tests.cluster.slurm up DIR --vet 2   # also the vetting partition
     python -m tests.cluster.slurm down DIR   # stops the daemons by their PID files
 
 Both are idempotent: ``up`` stops an earlier instance in DIR first.
@@ -44,6 +52,8 @@ from tests.cluster import netns
 
 NODES = ("c1", "n1", "n2")
 PORTS = {"ctld": 16817, "c1": 16818, "n1": 17001, "n2": 17002}
+#: The slurmd port of vetting node vK is VET_PORT + K.
+VET_PORT = 17200
 #: The slurmd port of namespaced node mK is NET_PORT + K.
 NET_PORT = 17100
 
@@ -79,7 +89,33 @@ def _net_conf(host: str, cpus: int, count: int) -> str:
     return "\n".join([*lines, f"PartitionName=net Nodes={names} MaxTime=60 State=UP", ""])
 
 
-def _conf(root: Path, cpus: int, net: int = 0) -> str:
+def vet_nodes(count: int) -> list[str]:
+    """Names of the vetting partition's nodes."""
+    return [f"v{k}" for k in range(1, count + 1)]
+
+
+def _vet_conf(root: Path, host: str, cpus: int, count: int) -> str:
+    if not count:
+        return ""
+    lines = [f"NodeName={name} NodeHostname={host} NodeAddr=127.0.0.1 Port={VET_PORT + k} "
+             f"CPUs={cpus} CoresPerSocket={cpus} ThreadsPerCore=1 State=UNKNOWN"
+             for k, name in enumerate(vet_nodes(count), start=1)]
+    return "\n".join([*lines, f"PartitionName=vet Nodes={','.join(vet_nodes(count))} "
+                       "MaxTime=60 State=UP", ""])
+
+
+#: Prints ``export NAME=value`` for each line of the node's file (Slurm's
+#: TaskProlog protocol): the variables reach that node's tasks only.
+TASK_PROLOG = """#!/bin/sh
+env_file="{root}/etc/node-env/$SLURMD_NODENAME"
+[ -r "$env_file" ] || exit 0
+while IFS= read -r line; do
+    case "$line" in *=*) echo "export $line" ;; esac
+done < "$env_file"
+"""
+
+
+def _conf(root: Path, cpus: int, net: int = 0, vet: int = 0) -> str:
     host = socket.gethostname()
     # Namespaced nodes cannot reach the host's loopback: every daemon and
     # client then talks to the controller at its bridge address.
@@ -112,6 +148,7 @@ SlurmctldLogFile={root}/log/slurmctld.log
 SlurmdLogFile={root}/log/slurmd-%n.log
 TmpFS={root}/tmp/%n
 SlurmdTimeout=30
+TaskProlog={root}/etc/task-prolog
 InactiveLimit=0
 KillWait=5
 MinJobAge=60
@@ -121,7 +158,7 @@ NodeName=n1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n1']} {_fake_cpu
 NodeName=n2 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n2']} {_fake_cpus(cpus, 1)}
 PartitionName=one Nodes=c1 Default=YES MaxTime=60 State=UP
 PartitionName=two Nodes=n1,n2 MaxTime=60 State=UP
-""" + _net_conf(host, cpus, net)
+""" + _net_conf(host, cpus, net) + _vet_conf(root, host, cpus, vet)
 
 
 def _need(program: str) -> str:
@@ -158,11 +195,11 @@ def nodes_idle(env: dict[str, str], names: tuple[str, ...] | list[str] = NODES) 
     return proc.returncode == 0 and all(states.get(n) == "idle" for n in names)
 
 
-def up(root: Path, net: int = 0) -> Path:
+def up(root: Path, net: int = 0, vet: int = 0) -> Path:
     """Start munge, slurmctld and the slurmd under ``root``; return slurm.conf.
 
     ``net`` namespaced nodes (:mod:`tests.cluster.netns`) join as partition
-    ``net``; 0 leaves them out.
+    ``net``, ``vet`` whole-host nodes as partition ``vet``; 0 leaves them out.
     """
     root = root.resolve()
     down(root)
@@ -170,9 +207,9 @@ def up(root: Path, net: int = 0) -> Path:
         netns.up(net)
         (root / "run").mkdir(parents=True, exist_ok=True)
         (root / "run" / "net").write_text(str(net))
-    everyone = (*NODES, *net_nodes(net))
+    everyone = (*NODES, *net_nodes(net), *vet_nodes(vet))
     for sub in ("munge", "state", "run", "log", *(f"spool/{n}" for n in everyone),
-                *(f"tmp/{n}" for n in everyone), "etc"):
+                *(f"tmp/{n}" for n in everyone), "etc/node-env"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     os.chmod(root / "munge", 0o755)
     key = root / "munge" / "munge.key"
@@ -181,14 +218,17 @@ def up(root: Path, net: int = 0) -> Path:
                        capture_output=True, timeout=30)
     os.chmod(key, 0o400)
     conf = root / "etc" / "slurm.conf"
-    conf.write_text(_conf(root, os.cpu_count() or 1, net))
+    conf.write_text(_conf(root, os.cpu_count() or 1, net, vet))
+    prolog = root / "etc" / "task-prolog"
+    prolog.write_text(TASK_PROLOG.format(root=root))
+    prolog.chmod(0o755)
     env = {**os.environ, "SLURM_CONF": str(conf)}
     _start("munged", [_need("munged"), "--force", f"--key-file={key}",
                       f"--socket={root}/munge/socket", f"--pid-file={root}/run/munged.pid",
                       f"--log-file={root}/log/munged.log",
                       f"--seed-file={root}/munge/seed"], root, env)
     _start("slurmctld", [_need("slurmctld"), "-f", str(conf)], root, env)
-    for node in NODES:
+    for node in (*NODES, *vet_nodes(vet)):
         _start(f"slurmd-{node}", [_need("slurmd"), "-f", str(conf), "-N", node], root, env)
     for name, node in zip(net_nodes(net), netns.nodes(net)):
         _start(f"slurmd-{name}", [*node.inside(), _need("slurmd"), "-f", str(conf), "-N", name],
@@ -245,17 +285,18 @@ def _terminate(pid: int, timeout: float = 10.0) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """``up DIR [--net N]`` or ``down DIR``; errors are one line on stderr, exit 1."""
-    net = 0
-    if len(argv) == 4 and argv[0] == "up" and argv[2] == "--net" and argv[3].isdigit():
-        net, argv = int(argv[3]), argv[:2]
+    """``up DIR [--net N] [--vet N]`` or ``down DIR``; errors are one line on stderr, exit 1."""
+    sizes = {"--net": 0, "--vet": 0}
+    while len(argv) >= 4 and argv[0] == "up" and argv[-2] in sizes and argv[-1].isdigit():
+        sizes[argv[-2]], argv = int(argv[-1]), argv[:-2]
     if len(argv) != 2 or argv[0] not in ("up", "down"):
-        print("usage: python -m tests.cluster.slurm up DIR [--net N] | down DIR", file=sys.stderr)
+        print("usage: python -m tests.cluster.slurm up DIR [--net N] [--vet N] | down DIR",
+              file=sys.stderr)
         return 2
     root = Path(argv[1])
     try:
         if argv[0] == "up":
-            print(up(root, net))
+            print(up(root, sizes["--net"], sizes["--vet"]))
         else:
             print("stopped: " + (", ".join(down(root)) or "nothing"))
     except (ClusterError, netns.NetworkError, OSError, subprocess.SubprocessError) as err:

@@ -65,6 +65,7 @@ def test_headline_names_the_parameters_that_tell_cases_apart():
     for t, mode in ((tc, "pure"), (twin, "master")):
         name = t["name"].replace(" %build", f" %mode={mode} %threads=2 %build")
         t["name"] = t["display_name"] = name
+    twin["unique_name"] += "_1"  # another variant: ReFrame names each uniquely
     report["runs"][0]["testcases"].append(twin)
     cases = cases_of(report, "r.json")
     assert next(c for c in cases if "%mode=pure" in c.name).variant == "mode=pure threads=2"

@@ -5,14 +5,20 @@
  * --mode patterns (each pair is counted on-node or off-node by the hosts
  * the ranks report).
  *
- *   pairs      N-1 shifted-ring rounds (--rounds all) or round 1 only
- *              (--rounds neighbours): in round k every rank sends to rank
- *              r+k and receives from r-k at once, so the N x N matrix costs
- *              N-1 rounds. Each receiver times --iterations messages of
- *              --size bytes (bandwidth) and --latency-iterations of 8 bytes
- *              (latency, one way) from its source; the median of
- *              --repetitions is printed per pair:
- *                SENTINEL_FABRIC_PAIR round=k src=S dst=D bytes=B bw_mbs=X latency_us=L
+ *   pairs      every node pair, in matchings: sets of pairs that share no
+ *              node (--rounds all: the circle method's N-1 matchings, N for
+ *              an odd N, hold every pair once; --rounds neighbours: the 2
+ *              (odd N: 3) that hold the ring neighbours i, i+1). In each
+ *              matching, two steps: the lower rank of every pair streams
+ *              --iterations messages of --size bytes to the higher, then the
+ *              other way; the receiver times them (bandwidth), and then the
+ *              pair ping-pongs --latency-iterations 8-byte messages (one-way
+ *              latency). Each is the median of --repetitions; per directed
+ *              pair:
+ *                SENTINEL_FABRIC_PAIR step=s src=S dst=D bytes=B bw_mbs=X latency_us=L
+ *              and the sweep's steps and wall time (the gathers and prints
+ *              between steps included):
+ *                SENTINEL_FABRIC_SWEEP steps=n seconds=T
  *   aggregate  k = 1 ... N/2 concurrent pairs, rank i streaming to rank
  *              i + N/2 (i < k); the summed bandwidth of the k pairs:
  *                SENTINEL_FABRIC_AGGREGATE pairs=k bytes=B bw_mbs=X
@@ -64,7 +70,7 @@ static const char usage[] =
     "              [--size B] [--iterations I] [--latency-iterations L] [--repetitions R]\n"
     "  --size (1048576) bytes of the bandwidth messages; --iterations (20) of them per\n"
     "  measurement; --latency-iterations (1000) 8-byte messages per latency; --repetitions\n"
-    "  (3) per pair (the median is printed); --rounds (all) of the pairs sweep\n";
+    "  (3) per pair (the median is printed); --rounds (all): every pair, or neighbours\n";
 
 /* A list-of-names option that takes exactly one name: its index in *target. */
 static int one_name(const char *option, const char *val, const char *const *names, int n,
@@ -158,35 +164,119 @@ static double median(double *values, long n)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-/* The pairs sweep: per round, each rank's median bandwidth and latency from its source. */
+/* Matchings of the pairs sweep. Every rank is in at most one pair of a
+ * matching, so the pairs of one step share no node and a slow node slows
+ * its own pair alone (in a shifted ring every node sends and receives at
+ * once, and a node stalled on its link holds up its neighbours' protocol
+ * traffic too: the slowness spreads along the ring). */
+static int matchings(int n, unsigned rounds)
+{
+    if (rounds == R_ALL)
+        return n % 2 ? n : n - 1;
+    return n == 2 ? 1 : n % 2 ? 3 : 2;
+}
+
+/* The circle method: n - 1 matchings (n odd: n, each with one rank idle)
+ * that hold every unordered pair once. Position m - 1 stays; the others
+ * turn; in matching j, j meets m - 1 and j + i meets j - i. */
+static int circle_peer(int r, int n, int j)
+{
+    int m = n % 2 ? n + 1 : n, last = m - 1;
+    int peer = r == last ? j : r == j ? last : ((2 * j - r) % last + last) % last;
+    return peer >= n ? -1 : peer;
+}
+
+/* The ring's edges {i, i + 1}, coloured so no rank is in two of a colour:
+ * even and odd edges, and for an odd n the closing edge alone. */
+static int edge_colour(int edge, int n)
+{
+    return n % 2 && edge == n - 1 ? 2 : edge % 2;
+}
+
+static int neighbour_peer(int r, int n, int j)
+{
+    if (n == 2)
+        return 1 - r;
+    if (edge_colour(r, n) == j)
+        return (r + 1) % n;
+    int before = (r + n - 1) % n;
+    return edge_colour(before, n) == j ? before : -1;
+}
+
+/* 8-byte ping-pong with peer, this rank first when `first`: one-way
+ * microseconds, the median of the repetitions. */
+static double pingpong(int peer, int first, const options *o, double *reps)
+{
+    char byte8[8] = {0};
+    for (long rep = 0; rep < o->repetitions; rep++) {
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < o->latency_iterations; i++) {
+            if (first)
+                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
+            MPI_Recv(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (!first)
+                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
+        }
+        reps[rep] = (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)o->latency_iterations);
+    }
+    return median(reps, o->repetitions);
+}
+
+/* One step: each pair's lower rank sends (way 0) or receives (way 1); the
+ * receiver times the stream, then the pair ping-pongs. Every rank returns
+ * {source or -1, MB/s, us}. */
+static void step(const fabric *f, const options *o, int peer, int way, double *reps,
+                 double result[3])
+{
+    int sends = peer >= 0 && (way == 0) == (f->rank < peer);
+    int receives = peer >= 0 && !sends;
+    int to = sends ? peer : MPI_PROC_NULL, from = receives ? peer : MPI_PROC_NULL;
+    exchange(f, to, from, o->bytes, 1); /* warm-up: connection, registration */
+    for (long rep = 0; rep < o->repetitions; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = exchange(f, to, from, o->bytes, o->iterations);
+        reps[rep] = (double)o->bytes * (double)o->iterations / t / 1e6;
+    }
+    result[0] = receives ? peer : -1;
+    result[1] = receives ? median(reps, o->repetitions) : 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    result[2] = 0.0;
+    if (peer >= 0) {
+        options warm = *o; /* a tenth of the ping-pongs, untimed, first */
+        warm.repetitions = 1;
+        warm.latency_iterations = o->latency_iterations / 10 + 1;
+        pingpong(peer, sends, &warm, reps);
+        result[2] = pingpong(peer, sends, o, reps);
+    }
+}
+
+/* The pairs sweep: every directed pair of the matchings, one way at a time. */
 static void pairs(const fabric *f, const options *o)
 {
-    int last = o->rounds == R_NEIGHBOURS ? 1 : f->size - 1;
-    double *bw = malloc((size_t)o->repetitions * sizeof *bw);
-    double *lat = malloc((size_t)o->repetitions * sizeof *lat);
-    double *all = malloc(2 * (size_t)f->size * sizeof *all);
-    if (bw == NULL || lat == NULL || all == NULL)
+    int n = matchings(f->size, o->rounds);
+    double *reps = malloc((size_t)o->repetitions * sizeof *reps);
+    double *all = malloc(3 * (size_t)f->size * sizeof *all);
+    if (reps == NULL || all == NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
-    for (int k = 1; k <= last; k++) {
-        int dst = (f->rank + k) % f->size, src = (f->rank + f->size - k) % f->size;
-        exchange(f, dst, src, o->bytes, 1); /* warm-up: connections, registration */
-        for (long rep = 0; rep < o->repetitions; rep++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t = exchange(f, dst, src, o->bytes, o->iterations);
-            bw[rep] = (double)o->bytes * (double)o->iterations / t / 1e6;
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = exchange(f, dst, src, 8, o->latency_iterations);
-            lat[rep] = t * 1e6 / (double)o->latency_iterations;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int j = 0; j < n; j++) {
+        int peer = o->rounds == R_ALL ? circle_peer(f->rank, f->size, j)
+                                      : neighbour_peer(f->rank, f->size, j);
+        for (int way = 0; way < 2; way++) {
+            double mine[3];
+            step(f, o, peer, way, reps, mine);
+            MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            for (int r = 0; f->rank == 0 && r < f->size; r++)
+                if (all[3 * r] >= 0.0)
+                    printf("SENTINEL_FABRIC_PAIR step=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
+                           "latency_us=%.3f\n", 2 * j + way + 1, (int)all[3 * r], r, o->bytes,
+                           all[3 * r + 1], all[3 * r + 2]);
         }
-        double mine[2] = {median(bw, o->repetitions), median(lat, o->repetitions)};
-        MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        for (int r = 0; f->rank == 0 && r < f->size; r++)
-            printf("SENTINEL_FABRIC_PAIR round=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
-                   "latency_us=%.3f\n", k, (r + f->size - k) % f->size, r, o->bytes,
-                   all[2 * r], all[2 * r + 1]);
     }
-    free(bw);
-    free(lat);
+    if (f->rank == 0)
+        printf("SENTINEL_FABRIC_SWEEP steps=%d seconds=%.3f\n", 2 * n, MPI_Wtime() - t0);
+    free(reps);
     free(all);
 }
 
@@ -215,27 +305,6 @@ static void aggregate(const fabric *f, const options *o)
             printf("SENTINEL_FABRIC_AGGREGATE pairs=%d bytes=%ld bw_mbs=%.2f\n", k, o->bytes,
                    best);
     }
-}
-
-/* 8-byte ping-pong of ranks 0 and 1: one-way microseconds (median of repetitions). */
-static double pingpong(const fabric *f, const options *o, double *reps)
-{
-    int peer = 1 - f->rank;
-    char byte8[8] = {0};
-    for (long rep = 0; rep < o->repetitions; rep++) {
-        double t0 = MPI_Wtime();
-        for (long i = 0; i < o->latency_iterations; i++) {
-            if (f->rank == 0) {
-                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
-                MPI_Recv(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(byte8, 8, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
-            }
-        }
-        reps[rep] = (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)o->latency_iterations);
-    }
-    return median(reps, o->repetitions);
 }
 
 /* Ranks 2, 3, ... stream to their partner until rank 0 says stop; partners
@@ -268,10 +337,10 @@ static void loaded(const fabric *f, const options *o)
     double idle = 0.0, busy = 0.0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (f->rank < 2)
-        idle = pingpong(f, o, reps);
+        idle = pingpong(1 - f->rank, f->rank == 0, o, reps);
     MPI_Barrier(MPI_COMM_WORLD);
     if (f->rank < 2) {
-        busy = pingpong(f, o, reps);
+        busy = pingpong(1 - f->rank, f->rank == 0, o, reps);
         int stop = 1;
         for (int r = 2; f->rank == 0 && r < f->size; r++)
             MPI_Send(&stop, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);

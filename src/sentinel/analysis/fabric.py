@@ -1,19 +1,24 @@
 """The fabric benchmark's pair matrix: which node, which link is slow.
 
-Every node pair's bandwidth (and one-way latency) comes from the pairs
-sweep, one rank per node. A node is judged by the median of all its pairs
-(sent and received): a slow node drags every pair it is in, a slow link
-only its own. The partition's level is the median of the node medians, so
-one bad node (in 2 (N-1) of the N (N-1) pairs: half of them at N = 4) does
-not move it. A node is an outlier when its median is both far out by a
-robust z-score (median and MAD of the node medians, Iglewicz and Hoaglin's
-0.6745 (x - median) / MAD) and below the partition's by a factor; a pair
-is a slow link when it is below the partition's level by the factor while
-neither of its nodes is an outlier.
+Every directed node pair's bandwidth and 8-byte latency comes from the
+pairs sweep, one rank per node. A node is judged by the median of all its
+pairs (sent and received): a slow node drags every pair it is in, a slow
+link only its own. The partition's level is the median of the node
+medians, so one bad node (in 2 (N-1) of the N (N-1) pairs: half of them at
+N = 4) does not move it. A node is an outlier when its median is both below
+the level by a factor (latency: above) and far out by a robust z-score,
+Iglewicz and Hoaglin's 0.6745 |x - median| / MAD over the node medians. A
+pair is a slow link when the same holds for it among the pairs of the
+nodes that are fine (the MAD over those pairs). Both are taken on the
+logarithm of the values: bandwidth and latency go wrong by factors, and a
+factor is a distance there, whatever the level (the medians of an even
+count are the geometric means of the middle two).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -40,7 +45,7 @@ SPEC = CheckSpec(
         PerfVar("outlier_nodes", "1", LOWER, "nodes whose pairs are slow"),
         PerfVar("outlier_links", "1", LOWER, "pairs slow while both their nodes are fine"),
         PerfVar("aggregate_bw_P{pairs}", "MB/s", HIGHER, "summed bandwidth of this many "
-                "concurrent node pairs, each streaming one way", scaling="pairs"),
+                "concurrent node pairs, each streaming one way"),
         PerfVar("aggregate_bw_half", "MB/s", HIGHER, "summed bandwidth at N/2 pairs",
                 headline={}),
         PerfVar("latency_{state}", "us", LOWER, "8-byte ping-pong between two nodes, one "
@@ -91,38 +96,65 @@ def pairs_of(out: BenchOutput, stdout: str) -> list[Pair]:
     return found
 
 
+def pairs_json(pairs: list[Pair]) -> str:
+    """The pairs as JSON ``[[src, dst, MB/s, us], ...]`` (a check field the report reads)."""
+    return json.dumps([[p.src, p.dst, p.bw_mbs, p.latency_us] for p in pairs])
+
+
+def pairs_from_json(text: str, where: str) -> list[Pair]:
+    """:func:`pairs_json`'s pairs again; SentinelError names ``where`` when it is not that."""
+    try:
+        rows = json.loads(text)
+        return [Pair(str(a), str(b), float(bw), float(lat)) for a, b, bw, lat in rows]
+    except (ValueError, TypeError) as err:
+        raise SentinelError(f"{where}: fabric_pairs is not [[src, dst, MB/s, us], ...]: "
+                            f"{err}") from None
+
+
 def _mad(values: list[float]) -> float:
     mid = statistics.median(values)
     return statistics.median(abs(v - mid) for v in values)
 
 
+def _z(x: float, centre: float, mad: float) -> float:
+    """The robust z-score of ``x`` (infinite when the values do not spread at all)."""
+    return 0.6745 * abs(x - centre) / mad if mad > 0 else math.inf
+
+
 def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) -> Verdict:
     """Outlier nodes and links of bandwidth (``higher_is_better``) or latency."""
     what = "bandwidth" if higher_is_better else "latency"
-    value = (lambda p: p.bw_mbs) if higher_is_better else (lambda p: p.latency_us)
+    side = "below" if higher_is_better else "above"
+    sign = -1.0 if higher_is_better else 1.0  # log(value) - level, > 0: worse
+    logs = {p: math.log(p.bw_mbs if higher_is_better else p.latency_us) for p in pairs}
     nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs})
-    mine = {n: [value(p) for p in pairs if n in (p.src, p.dst)] for n in nodes}
+    mine = {n: [lg for p, lg in logs.items() if n in (p.src, p.dst)] for n in nodes}
     medians = {n: statistics.median(v) for n, v in mine.items()}
-    level = statistics.median(medians.values())
-    mad = _mad(list(medians.values()))
-    verdict = Verdict(what, level)
-
-    def worse(x: float) -> float:  # how many times worse than the level (> 1: worse)
-        return level / x if higher_is_better else x / level
-
+    worse = math.log(factor)
+    named: dict[str, str] = {}
     for n, m in medians.items():
-        score = 0.6745 * abs(m - level) / mad if mad > 0 else float("inf")
-        if worse(m) >= factor and score >= z:
-            bad = sum(worse(v) >= factor for v in mine[n])
-            verdict.nodes[n] = (f"node {n}: {what} {worse(m):.1f}x "
-                                f"{'below' if higher_is_better else 'above'} the partition "
-                                f"median in {bad} of {len(mine[n])} pairs")
-    for p in pairs:
-        if worse(value(p)) >= factor and not ({p.src, p.dst} & verdict.nodes.keys()):
-            verdict.links[(p.src, p.dst)] = (f"link {p.src} -> {p.dst}: {what} "
-                                             f"{worse(value(p)):.1f}x "
-                                             f"{'below' if higher_is_better else 'above'} "
-                                             "the partition median, both nodes fine")
+        # against the other nodes: at small N a node's own median would
+        # widen the spread it is measured by (four nodes: three of them)
+        others = [v for k, v in medians.items() if k != n]
+        centre = statistics.median(others)
+        if sign * (m - centre) >= worse and _z(m, centre, _mad(others)) >= z:
+            bad = sum(sign * (v - centre) >= worse for v in mine[n])
+            named[n] = (f"node {n}: {what} {math.exp(sign * (m - centre)):.1f}x {side} the "
+                        f"partition median in {bad} of {len(mine[n])} pairs")
+    level = statistics.median(v for k, v in medians.items() if k not in named)
+    verdict = Verdict(what, math.exp(level), named)
+    fine = {p: lg for p, lg in logs.items() if not {p.src, p.dst} & verdict.nodes.keys()}
+    spread = _mad(list(fine.values())) if fine else 0.0
+    slow = {(p.src, p.dst): sign * (lg - level) for p, lg in fine.items()
+            if sign * (lg - level) >= worse and _z(lg, level, spread) >= z}
+    for (a, b), by in sorted(slow.items()):
+        if (b, a) in slow and b < a:
+            continue  # said with (b, a): both ways
+        ways = (b, a) in slow
+        verdict.links[(a, b)] = (f"link {a} {'<->' if ways else '->'} {b}: {what} "
+                                 f"{math.exp(min(by, slow.get((b, a), by))):.1f}x {side} the "
+                                 f"partition median{', both ways' if ways else ''}; "
+                                 "both nodes fine")
     return verdict
 
 

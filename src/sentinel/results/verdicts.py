@@ -37,12 +37,15 @@ def last_attempts(report: dict) -> list[dict]:
     """Each test case of ``report`` as its last attempt.
 
     With ``--max-retries`` ReFrame adds a run per retry holding only the
-    retried test cases; a retry replaces the earlier attempt.
+    retried test cases; a retry replaces the earlier attempt. The copies of
+    ``--repeat`` share a name but not a unique name: each is kept.
     """
     latest: dict[tuple, dict] = {}
     for run in report.get("runs") or []:
         for tc in run.get("testcases", []):
-            latest[(tc["name"], tc.get("system"), tc.get("partition"), tc.get("environ"))] = tc
+            key = (tc.get("unique_name") or tc["name"], tc.get("system"), tc.get("partition"),
+                   tc.get("environ"))
+            latest[key] = tc
     return list(latest.values())
 
 

@@ -27,10 +27,17 @@ class Written:
     errors: list[str]    # the newest session ran no test case
 
 
-def headline(all_rows: list[tables.Row], acc: tables.Acceptance) -> list[str]:
-    """The text summary printed at the end: verdict, then the headline variables."""
+def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
+             vetted: list[tables.NodeVerdict] | None = None) -> list[str]:
+    """The text summary printed at the end: verdict, the nodes that failed, the headlines."""
     lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
              f"{len(acc.failed_cases)} failed test cases)"]
+    if vetted:
+        bad = [v for v in vetted if v.failed]
+        lines.append(f"nodes vetted: {len(vetted)}, failed: "
+                     + (", ".join(f"{v.where} {v.node}" for v in bad) or "none"))
+        lines += [f"  {v.where} {v.node}: {c.name.split(' %.part=')[0]}: {c.fail_reason}"
+                  for v in bad for c in v.failed]
     for r in all_rows:
         if r.var.headline and r.var.value is not None:
             lines.append(f"{r.case.where:34} {r.case.check:13} {r.case.transport:12} "
@@ -55,12 +62,14 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     acc = tables.acceptance(inputs.cases)
     figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
                "jacobi": plots.jacobi(inputs.cases), "scaling": plots.scaling(inputs.cases),
+               "fabric": plots.fabric(inputs.cases),
                "trends": plots.trends(inputs.history)}
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
                       out_dir / "sentinel-report.csv", acc.verdict,
-                      headline(all_rows, acc), inputs.problems, inputs.errors)
+                      headline(all_rows, acc, tables.nodes(inputs.cases)), inputs.problems,
+                      inputs.errors)
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, all_rows, acc,
                                       tables.transport_matrix(inputs.cases), figures))
     written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))

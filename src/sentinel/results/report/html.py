@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from html import escape
 
 from sentinel.results.report.load import Case, Inputs
-from sentinel.results.report.tables import Acceptance, Row
+from sentinel.results.report.tables import Acceptance, Row, nodes
 
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -79,6 +79,20 @@ def _acceptance(acc: Acceptance) -> str:
     return "".join(parts)
 
 
+def _nodes(cases: list[Case]) -> str:
+    vetted = nodes(cases)
+    if not vetted:
+        return ("<p>No test case was pinned to a node: run the vet mode (--mode vet, "
+                "ReFrame's --distribute) to check every node.</p>")
+    bad = sum(bool(v.failed) for v in vetted)
+    body = [(v.where, v.node, str(v.passed), str(len(v.failed)), str(v.skipped),
+             "; ".join(f"{c.name.split(' %.part=')[0]}: {c.fail_reason}" for c in v.failed),
+             v.verdict) for v in vetted]
+    return (f"<p>{len(vetted)} nodes vetted, {bad} failed.</p>"
+            + _table(("partition", "node", "passed", "failed", "skipped", "what failed",
+                      "verdict"), body))
+
+
 def _figures(figs: list[tuple[str, str]], empty: str) -> str:
     if not figs:
         return f"<p>{escape(empty)}</p>"
@@ -136,6 +150,8 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test cases"
     sections = [
         ("acceptance", "Acceptance", _acceptance(acc)),
+        ("nodes", "Every node vetted (node-local checks, one job per node)",
+         _nodes(inputs.cases)),
         ("matrix", "Transport matrix (pt2pt: 8 B latency, peak bandwidth)",
          _table(*matrix) if matrix[1] else "<p>No pt2pt results.</p>"),
         ("curves", "Latency and bandwidth", _figures(
@@ -146,6 +162,8 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
          _figures(figures["jacobi"], "No Jacobi results.")),
         ("scaling", "From a pair of ranks to the partition: time against processes",
          _figures(figures["scaling"], "No process-count series.")),
+        ("fabric", "Fabric health: node pairs, load, traffic patterns",
+         _figures(figures["fabric"], "No fabric results.")),
         ("trends", "Trends over the stored sessions",
          _figures(figures["trends"], "Fewer than two stored sessions with these values.")),
         ("variables", "Every performance variable",

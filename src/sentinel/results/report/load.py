@@ -146,6 +146,12 @@ class Case:
                         if k not in ("transport", "mapping") and not k.startswith("build."))
 
     @property
+    def node(self) -> str:
+        """The node a test case was pinned to by ``--distribute`` (``%.nid=v2``), or ''."""
+        m = re.search(r" %\.nid=(\S+)", self.name)
+        return m.group(1) if m else ""
+
+    @property
     def label(self) -> str:
         """``environ transport mapping`` (what distinguishes curves in one plot)."""
         return " ".join(x for x in (self.environ, self.transport, self.mapping) if x)
@@ -231,7 +237,8 @@ def _case(tc: dict, session: dict, source: str) -> Case:
         session=str(session.get("uuid") or ""),
         time=float(completed or session.get("time_start_unix") or 0),
         variables=variables,
-        extra={k: tc[k] for k in ("queue_model", "mpi_linkage", "unresolved") if tc.get(k)})
+        extra={k: tc[k] for k in ("queue_model", "mpi_linkage", "unresolved", "fabric_pairs",
+                                  "outliers") if tc.get(k)})
 
 
 def cases_of(report: dict, source: str) -> list[Case]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from collections import defaultdict
 from datetime import datetime, timezone
 
@@ -17,7 +18,9 @@ matplotlib.use("Agg")  # no display: before pyplot is imported
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from sentinel.analysis import fabric as fabric_analysis  # noqa: E402
 from sentinel.analysis.variables import NEUTRAL  # noqa: E402
+from sentinel.errors import SentinelError  # noqa: E402
 from sentinel.results.report.load import Case, Variable  # noqa: E402
 
 Figures = list[tuple[str, str]]
@@ -221,6 +224,114 @@ def scaling(cases: list[Case]) -> Figures:
         title = f"{c.check} {c.label} on {c.system}:{c.partition}"
         ax.set_title(title, fontsize=10)
         out.append((title, _png(fig)))
+    return out
+
+
+def _named(outliers: str, what: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The nodes and links a sweep named for ``what`` (its ``outliers`` lines)."""
+    nodes = set(re.findall(rf"^node (\S+): {what} ", outliers, re.M))
+    links: set[tuple[str, str]] = set()
+    for a, way, b in re.findall(rf"^link (\S+) (<?->) (\S+): {what} ", outliers, re.M):
+        links |= {(a, b), (b, a)} if way == "<->" else {(a, b)}
+    return nodes, links
+
+
+def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, str]]],
+             title: str) -> None:
+    """The N x N matrix of one quantity, sender by row; named nodes and links in red."""
+    nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs}, key=_natural_key)
+    at = {n: i for i, n in enumerate(nodes)}
+    grid = [[float("nan")] * len(nodes) for _ in nodes]
+    for p in pairs:
+        grid[at[p.src]][at[p.dst]] = getattr(p, value)
+    image = ax.imshow(grid, cmap="viridis" if value == "bw_mbs" else "viridis_r")
+    ax.figure.colorbar(image, ax=ax, shrink=0.8,
+                       label="MB/s" if value == "bw_mbs" else "us (8 B, one way)")
+    ax.set_xticks(range(len(nodes)), nodes, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(nodes)), nodes, fontsize=7)
+    ax.set_xlabel("receiver")
+    ax.set_ylabel("sender")
+    bad_nodes, bad_links = named
+    for label in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+        if label.get_text() in bad_nodes:
+            label.set_color("red")
+            label.set_fontweight("bold")
+    for a, b in bad_links:
+        ax.add_patch(plt.Rectangle((at[b] - 0.5, at[a] - 0.5), 1, 1, fill=False,
+                                   edgecolor="red", linewidth=2))
+    ax.set_title(title, fontsize=9)
+
+
+def _natural_key(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _fabric_pairs(c: Case) -> Figures:
+    try:
+        pairs = fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)
+    except SentinelError:
+        return []  # a report of another version: the variables table still has the values
+    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.6))
+    outliers = str(c.extra.get("outliers", ""))
+    _heatmap(bw, pairs, "bw_mbs", _named(outliers, "bandwidth"), "bandwidth")
+    _heatmap(lat, pairs, "latency_us", _named(outliers, "latency"), "latency")
+    named = outliers.replace("\n", "; ") or "no outlier"
+    title = f"{c.check} pairs {c.label} on {c.system}:{c.partition}: {named}"
+    fig.suptitle(title, fontsize=9)
+    return [(title, _png(fig))]
+
+
+def _fabric_modes(c: Case) -> Figures:
+    values = {n: v.value for n, v in c.variables.items() if v.value is not None}
+    agg = {int(n.rsplit("P", 1)[1]): v for n, v in values.items()
+           if re.fullmatch(r"aggregate_bw_P\d+", n)}
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    where = f"{c.label} on {c.system}:{c.partition}"
+    if agg:
+        ks = sorted(agg)
+        ax.plot(ks, [agg[k] for k in ks], marker="o")
+        ax.set_xlabel("concurrent node pairs k")
+        ax.set_ylabel("summed bandwidth (MB/s)")
+        ax.set_xticks(ks)
+        title = f"aggregate bandwidth of k pairs, {where}"
+    elif "latency_idle" in values and "latency_loaded" in values:
+        ax.bar(["idle fabric", "others streaming"],
+               [values["latency_idle"], values["latency_loaded"]], color=["grey", "firebrick"])
+        ax.set_ylabel("8-byte latency, one way (us)")
+        ratio = values["latency_loaded"] / values["latency_idle"]
+        title = f"latency idle and under load (x{ratio:.2f}), {where}"
+    else:
+        bars = sorted((n.rsplit("_", 2)[0], n.rsplit("_", 2)[1], v) for n, v in values.items()
+                      if re.fullmatch(r"\w+_(onnode|offnode)_bw", n))
+        if not bars:
+            plt.close(fig)
+            return []
+        names = sorted({b[0] for b in bars}, key=fabric_analysis.PATTERNS.index)
+        for k, side in enumerate(("onnode", "offnode")):
+            got = {p: v for p, w, v in bars if w == side}
+            ax.bar([i + 0.4 * k for i in range(len(names))], [got.get(p, 0.0) for p in names],
+                   width=0.4, label=side.replace("node", "-node"))
+        ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
+        ax.set_ylabel("accepted MB/s per rank")
+        ax.legend(fontsize=7)
+        title = f"permutation patterns, {where}"
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    return [(title, _png(fig))]
+
+
+def fabric(cases: list[Case]) -> Figures:
+    """FabricCheck's figures, one per test case.
+
+    The pair matrices as heatmaps with the named nodes and links in red, the
+    aggregate-bandwidth curve, latency idle against loaded, the patterns'
+    accepted bandwidth on-node and off-node.
+    """
+    out: Figures = []
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        if c.check != "FabricCheck":
+            continue
+        out += _fabric_pairs(c) if "fabric_pairs" in c.extra else _fabric_modes(c)
     return out
 
 

@@ -137,3 +137,32 @@ def summary_csv(all_rows: list[Row]) -> str:
     for r in all_rows:
         writer.writerow(r.as_dict())
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class NodeVerdict:
+    """The node-local checks of one node (``--distribute``): how many passed, what failed."""
+
+    where: str  # system:partition
+    node: str
+    passed: int
+    failed: list[Case]
+    skipped: int
+
+    @property
+    def verdict(self) -> str:
+        """FAIL when any test case failed on the node, else PASS."""
+        return "FAIL" if self.failed else "PASS"
+
+
+def nodes(cases: list[Case]) -> list[NodeVerdict]:
+    """Per node of each partition, the test cases pinned to it; failed nodes first."""
+    found: dict[tuple[str, str], list[Case]] = {}
+    for c in cases:
+        if c.node:
+            found.setdefault((f"{c.system}:{c.partition}", c.node), []).append(c)
+    out = [NodeVerdict(where, node, sum(c.result == "pass" for c in mine),
+                       [c for c in mine if c.result in ("fail", "abort")],
+                       sum(c.result == "skip" for c in mine))
+           for (where, node), mine in found.items()]
+    return sorted(out, key=lambda v: (not v.failed, v.where, _natural(v.node)))

@@ -1,0 +1,79 @@
+"""Every node vetted: the vet mode (ReFrame's --distribute) on a real Slurm.
+
+Partition ``vet`` (tests/cluster/slurm.py --vet 2): two slurmd on this host,
+each with all its CPUs, so the node-local checks (two ranks on one node,
+the whole node's barrier) run on each. Node ``v2`` gets a fault of its
+own through Slurm's TaskProlog, as a drifted node image would:
+``I_MPI_FABRICS=ofi`` in its tasks' environment, so Intel MPI's ``shm``
+transport is not what runs there. The vet mode must fail every check on
+v2, none on v1, and ``sentinel report`` must say so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cluster import slurm
+from tests.integration.conftest import REQUIRED, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+#: The vet mode, scaled down: Intel MPI's shm (its waits sleep in the kernel
+#: on these two nodes that share this host's CPUs), one barrier mode.
+VET = ["--mode", "vet", "-p", "intelmpi", "-S", "transports=intelmpi/shm",
+       "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "MatchingCheck.lengths=10",
+       "-S", "MatchingCheck.messages=1,8,16", "-S", "MatchingCheck.checkpoint=16",
+       "-S", "Pt2ptCheck.max_size=65536", "-S", "BarrierSplitCheck.target_time=0.05",
+       "-x", "BarrierSplitCheck.*%mode=(funnelled|multiple)", "--system", "local:slurm-vet",
+       "-r"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Slurm with the vetting partition; its root directory. Stopped by PID at the end."""
+    missing = [d for d in ("slurmctld", "slurmd", "munged")
+               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
+    if missing:
+        msg = f"{', '.join(missing)} not installed (apt install slurm-wlm munge)"
+        if "slurm" in REQUIRED:
+            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
+        pytest.skip(msg)
+    root = tmp_path_factory.mktemp("slurm-vet")
+    try:
+        slurm.up(root, vet=2)
+    except slurm.ClusterError as err:
+        slurm.down(root)
+        pytest.fail(f"Slurm with the vetting partition did not come up: {err}")
+    yield root
+    slurm.down(root)
+
+
+def test_the_vet_mode_runs_each_node_local_check_on_each_node_and_names_the_bad_one(
+        cluster, tmp_path):
+    need_stack("intelmpi")
+    (cluster / "etc" / "node-env" / "v2").write_text("I_MPI_FABRICS=ofi\n")
+    out = tmp_path / "vet"
+    out.mkdir()
+    run = reframe(VET, out, env={"SLURM_CONF": str(cluster / "etc" / "slurm.conf")},
+                  checks=("matching.py", "pt2pt.py", "hybrid.py"))
+    cases = [tc for tc in run.cases() if "%.nid=" in tc.get("display_name", "")]
+    on = {node: sorted((tc["name"].split()[0], tc["result"]) for tc in cases
+                       if f"%.nid={node} " in tc["display_name"]) for node in ("v1", "v2")}
+    checks = ["BarrierSplitCheck", "MatchingCheck", "Pt2ptCheck"]
+    assert on["v1"] == [(c, "pass") for c in checks], run.output[-3000:]
+    assert on["v2"] == [(c, "fail") for c in checks], run.output[-3000:]
+    assert all("requested fabrics=shm, the run selected fabrics=ofi" in tc["fail_reason"]
+               for tc in cases if tc["result"] == "fail")
+    summary = subprocess.run(
+        [sys.executable, "-m", "sentinel.results.cli", "report",
+         *map(str, sorted((out / "reports").glob("run-report-*.json"))), "--out", str(out)],
+        capture_output=True, text=True, timeout=300)
+    lines = summary.stdout.splitlines()
+    assert "nodes vetted: 2, failed: local:slurm-vet v2" in lines, summary.stdout
+    assert sum(line.startswith("  local:slurm-vet v2: ") for line in lines) == 3
+    assert 'id="nodes"' in Path(out / "sentinel-report.html").read_text()

@@ -1,0 +1,61 @@
+"""The report's fabric figures and its per-node summary of the vet mode.
+
+Data: real run reports of this project's runs on the test cluster
+(tests/cluster/slurm.py): FabricCheck's four modes on the four namespaced
+nodes, and its pairs sweep with the traffic between m1 and m3 slowed to
+1 Gbit/s (``run-report-fabric-*.json``); the vet mode (``--distribute``)
+over the two whole-host nodes with Intel MPI's fabric set to ofi on v2
+alone through Slurm's TaskProlog (``run-report-slurm-vet.json``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import sentinel.results.report as report_pkg
+from sentinel.results.report import plots, tables
+from sentinel.results.report.load import cases_of
+from tests.conftest import DATA
+
+
+def _cases(name: str):
+    return cases_of(json.loads((DATA / name).read_text()), name)
+
+
+def test_every_fabric_mode_gets_its_figure():
+    titles = [t for t, uri in plots.fabric(_cases("run-report-fabric-clean.json"))
+              if uri.startswith("data:image/png;base64,")]
+    assert len(titles) == 4
+    assert any(t.startswith("aggregate bandwidth of k pairs") for t in titles)
+    assert any(t.startswith("latency idle and under load (x") for t in titles)
+    assert any(t.startswith("permutation patterns") for t in titles)
+    assert any(t.startswith("FabricCheck pairs") and t.endswith("no outlier") for t in titles)
+
+
+def test_the_heatmaps_mark_what_the_sweep_named():
+    case = next(c for c in _cases("run-report-fabric-link.json") if c.check == "FabricCheck")
+    assert case.result == "fail"
+    assert plots._named(case.extra["outliers"], "bandwidth") == (
+        set(), {("m1", "m3"), ("m3", "m1")})
+    assert plots._named(case.extra["outliers"], "latency") == (set(), set())
+    (title, _), = plots.fabric([case])
+    assert ": link m1 <-> m3: bandwidth " in title and title.endswith("both nodes fine")
+
+
+def test_the_vet_mode_summary_names_the_failed_node_and_why():
+    vetted = tables.nodes(_cases("run-report-slurm-vet.json"))
+    assert [(v.node, v.verdict) for v in vetted] == [("v2", "FAIL"), ("v1", "PASS")]
+    bad, good = vetted
+    assert bad.where == "local:slurm-vet" and len(bad.failed) == 5 and bad.passed == 0
+    assert good.passed == 5 and good.failed == []
+    assert all("requested fabrics=shm, the run selected fabrics=ofi" in c.fail_reason
+               for c in bad.failed)
+    lines = report_pkg.headline([], tables.acceptance([]), vetted)
+    assert lines[1] == "nodes vetted: 2, failed: local:slurm-vet v2"
+    assert lines[2].startswith("  local:slurm-vet v2: MatchingCheck %transport=shm "
+                               "%mapping=core: sanity error: transport intelmpi/shm")
+
+
+def test_no_node_summary_without_distribute():
+    assert tables.nodes(_cases("run-report-fabric-clean.json")) == []
+    assert len(report_pkg.headline([], tables.acceptance([]), [])) == 1
