@@ -124,6 +124,10 @@ modes = [
         "-S", "HybridCollectivesCheck.max_collective=16384",
         "-S", "time_limit=10m",
         "-S", "HybridCollectivesCheck.time_limit=5m",
+        # the fabric's ring neighbours only (4 steps at any size); every pair
+        # (2 (N-1) steps) in acceptance
+        "-S", "FabricCheck.rounds=neighbours",
+        "-S", "FabricCheck.time_limit=5m",
     ]},
     # Every node vetted: the node-local checks (matching, pt2pt and the
     # mixed-mode barrier on the core mapping) once on each node that can take
