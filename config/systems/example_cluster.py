@@ -25,6 +25,9 @@ example_cluster -c checks -l`` (or ``--dry-run``).
 """
 
 import os
+import sys
+
+from sentinel.rfm.cmdline import pins_jobs_to_nodes
 
 # Lmod sets LMOD_CMD on every login; off the cluster (listing, --dry-run on a
 # laptop or in CI) there is no module system, and the module loads are
@@ -59,8 +62,9 @@ def _partition(name: str, descr: str, nodes: int, processor: dict) -> dict:
         "environs": ["openmpi", "intelmpi"],
         "features": ["mpi"],
         # the vet mode pins a job to each node: one busy with another job is
-        # ReqNodeNotAvail to Slurm, a wait, not a reason to cancel
-        "sched_options": {"ignore_reqnodenotavail": True},
+        # ReqNodeNotAvail to Slurm, a wait; otherwise it is a node down, and
+        # ReFrame cancels the job naming the node
+        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)},
         "extras": {"num_nodes": nodes},
         "processor": processor,
         "max_jobs": 8,

@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 
 from sentinel.paths import launchers_dir, repo_root
+from sentinel.rfm.cmdline import pins_jobs_to_nodes
 from sentinel.site import detect
 
 _intel_root = os.environ.get("SENTINEL_INTEL_MPI_ROOT", str(repo_root() / ".venv-impi"))
@@ -155,8 +156,9 @@ def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
         "features": ["mpi", "slurm"],
         # A job pinned to a node (--distribute, the vet mode) waits while the
         # node finishes another: Slurm calls that ReqNodeNotAvail, which
-        # ReFrame would otherwise take for a node gone and cancel the job.
-        "sched_options": {"ignore_reqnodenotavail": True},
+        # ReFrame would take for a node gone and cancel the job. Elsewhere
+        # ReqNodeNotAvail is a node down, and the job is cancelled naming it.
+        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)},
         "extras": {"num_nodes": part.nodes},
         "processor": processor,
         "max_jobs": 4,

@@ -29,3 +29,13 @@ def setvar_values(argv: list[str], mode_options: list[str], name: str) -> list[s
         if sep and key.rsplit(".", 1)[-1] == name:
             values.append(value)
     return values
+
+
+def pins_jobs_to_nodes(argv: list[str]) -> bool:
+    """Whether the command line pins jobs to nodes (``--distribute``, the vet mode).
+
+    Such a job waits while its node finishes another, and Slurm gives the
+    reason ReqNodeNotAvail, which ReFrame otherwise takes for a node gone.
+    """
+    return (any(a == "--distribute" or a.startswith("--distribute=") for a in argv)
+            or "vet" in option_values(argv, None, "--mode"))
