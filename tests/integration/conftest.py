@@ -123,3 +123,19 @@ def need_stack(family: str) -> None:
 def quick_matrix(tmp_path_factory) -> Run:
     """The quick matching selection over every transport of this host, run once."""
     return reframe([*QUICK, "-r"], tmp_path_factory.mktemp("quick"))
+
+
+def need_slurm(*more: str) -> None:
+    """Skip (in CI, where SENTINEL_REQUIRE_STACKS has slurm: fail) without the Slurm daemons.
+
+    ``more`` names other programs the test cluster needs (``nsenter``).
+    """
+    missing = [d for d in ("slurmctld", "slurmd", "munged", *more)
+               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
+    if missing:
+        msg = (f"{', '.join(missing)} not installed (apt install slurm-wlm munge"
+               f"{' util-linux' if 'nsenter' in missing else ''}; make test installs them "
+               "as root)")
+        if "slurm" in REQUIRED:
+            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
+        pytest.skip(msg)

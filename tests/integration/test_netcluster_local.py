@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.cluster import netns, slurm
-from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe
+from tests.integration.conftest import QUICK, need_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -34,13 +33,7 @@ PT2PT = [*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=stan
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Slurm with the namespaced partition; its slurm.conf. Stopped by PID at the end."""
-    missing = [d for d in ("slurmctld", "slurmd", "munged", "nsenter")
-               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
-    if missing:
-        msg = f"{', '.join(missing)} not installed (apt install slurm-wlm munge util-linux)"
-        if "slurm" in REQUIRED:
-            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
-        pytest.skip(msg)
+    need_slurm("nsenter")
     reason = netns.unavailable()
     if reason:
         pytest.skip(reason)

@@ -19,7 +19,7 @@ from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
 from tests.cluster import slurm
 from tests.conftest import ROOT
-from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe
+from tests.integration.conftest import QUICK, REQUIRED, need_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -27,14 +27,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A running Slurm; its slurm.conf path. Stopped by PID at the end."""
-    missing = [d for d in ("slurmctld", "slurmd", "munged")
-               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
-    if missing:
-        msg = (f"{', '.join(missing)} not installed (apt install slurm-wlm munge; "
-               "make test installs them as root)")
-        if "slurm" in REQUIRED:
-            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
-        pytest.skip(msg)
+    need_slurm()
     root = tmp_path_factory.mktemp("slurm")
     try:
         conf = slurm.up(root)

@@ -11,7 +11,6 @@ v2, none on v1, and ``sentinel report`` must say so.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster import slurm
-from tests.integration.conftest import REQUIRED, need_stack, reframe
+from tests.integration.conftest import need_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -36,13 +35,7 @@ VET = ["--mode", "vet", "-p", "intelmpi", "-S", "transports=intelmpi/shm",
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Slurm with the vetting partition; its root directory. Stopped by PID at the end."""
-    missing = [d for d in ("slurmctld", "slurmd", "munged")
-               if not (shutil.which(d) or shutil.which(d, path="/usr/sbin"))]
-    if missing:
-        msg = f"{', '.join(missing)} not installed (apt install slurm-wlm munge)"
-        if "slurm" in REQUIRED:
-            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
-        pytest.skip(msg)
+    need_slurm()
     root = tmp_path_factory.mktemp("slurm-vet")
     try:
         slurm.up(root, vet=2)
