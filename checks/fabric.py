@@ -1,7 +1,7 @@
 """Fabric health: every node pair of a partition, and the node or link that is slow.
 
 ``FabricCheck`` runs ``src/bench/fabric``, one test per mode. Its pairs mode, with one rank on
-each node of the partition (or ``max_nodes`` of it): N - 1 matchings (sets
+each node of the partition (or ``nodes`` of it): N - 1 matchings (sets
 of node pairs that share no node) hold every pair once, each measured one
 way and then the other, the pairs of a matching at once, so the whole
 N x N matrix of bandwidth (``size`` bytes) and 8-byte latency costs
@@ -30,16 +30,15 @@ from reframe.core.builtins import fixture, parameter, run_after, variable
 from sentinel.analysis import fabric
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import series_placement_problems
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm.base import TransportMappingTest, partition_nodes
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
-from sentinel.rfm.threads import partition_topology, ranks_of
+from sentinel.rfm.scaling import SpanNodes
 
 
 @rfm.simple_test
-class FabricCheck(TransportMappingTest, PartitionReferences):
+class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     """Every node pair of the partition over one transport; the slow node or link named."""
 
     #: The benchmark's mode: ``pairs``, ``aggregate``, ``loaded``, ``patterns``.
@@ -68,10 +67,10 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     repetitions = variable(int, value=3)
 
-    #: Most nodes swept; 0: the whole partition.
+    #: Nodes swept (:class:`SpanNodes`); 0: the whole partition.
     #:
     #: :type: :class:`int`
-    max_nodes = variable(int, value=0)
+    nodes = 0
 
     #: A node or pair is an outlier when its bandwidth is this many times
     #: below the partition median (its latency ``latency_factor`` times
@@ -104,29 +103,18 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
     tags = {"fabric", "nightly", "acceptance"}
 
     @run_after("setup")
-    def place_ranks(self) -> None:
-        """One rank on each node swept; the patterns mode as its mapping fills the nodes."""
-        part = self.current_partition
+    def needs_nodes(self) -> None:
+        """One rank on each node but for the patterns mode; enough nodes for the mode."""
         self.skip_if(self.mode != "patterns" and self.mapping != "node",
                      f"mode {self.mode} puts one rank on each node: mapping node only, "
                      f"not {self.mapping}")
-        nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
+        nodes = self.num_tasks // self.num_tasks_per_node
+        where = self.current_partition.fullname
         self.skip_if(self.mode in ("pairs", "aggregate") and nodes < 2,
-                     f"mode {self.mode} needs 2 nodes; partition {part.fullname} has {nodes}")
+                     f"mode {self.mode} needs 2 nodes; partition {where} has {nodes}")
         self.skip_if(self.mode == "loaded" and nodes < 4,
                      f"mode loaded needs 4 nodes (a ping-pong pair and a streaming pair); "
-                     f"{nodes} of partition {part.fullname} swept")
-        per_node = 1 if self.mapping == "node" else (part.processor.num_cpus or 1)
-        self.num_tasks, self.num_tasks_per_node = nodes * per_node, per_node
-
-    def verify_placement(self, out: BenchOutput) -> None:
-        """Every rank where the mapping puts it, the nodes as the scheduler assigned them."""
-        issues = series_placement_problems(self.mapping, ranks_of(out),
-                                           self.num_tasks_per_node,
-                                           partition_topology(self.current_partition))
-        if issues:
-            raise SentinelError(f"placement {self.mapping} not honoured: "
-                                + "; ".join(issues))
+                     f"{nodes} of partition {where} swept")
 
     def analyse(self, out: BenchOutput) -> Values:
         """The mode's values; the pairs sweep's outliers named (they fail it)."""
@@ -137,10 +125,10 @@ class FabricCheck(TransportMappingTest, PartitionReferences):
             return fabric.loaded_values(out, stdout)
         if self.mode == "patterns":
             return fabric.pattern_values(out, stdout)
-        return self._pairs(out)
+        return self._pairs(out, stdout)
 
-    def _pairs(self, out: BenchOutput) -> Values:
-        pairs = fabric.pairs_of(out, self.stdout_text()[0])
+    def _pairs(self, out: BenchOutput, stdout: str) -> Values:
+        pairs = fabric.pairs_of(out, stdout)
         self.fabric_pairs = fabric.pairs_json(pairs)
         bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z)
         latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z)

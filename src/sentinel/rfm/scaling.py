@@ -186,8 +186,8 @@ class RankSeries(rfm.RegressionTestPlugin):
 class SpanNodes(rfm.RegressionTestPlugin):
     """One launch over ``nodes`` nodes, filled as the mapping asks; every rank proven."""
 
-    #: Nodes the launch spans (at most the partition's; the EPCC mixed-mode
-    #: collectives ran on 4).
+    #: Nodes the launch spans (at most the partition's; 0: all of them; the
+    #: EPCC mixed-mode collectives ran on 4).
     #:
     #: :type: :class:`int`
     nodes = variable(int, value=4)
@@ -200,7 +200,7 @@ class SpanNodes(rfm.RegressionTestPlugin):
     def span_nodes(self) -> None:
         """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
         part = self.current_partition
-        nodes = min(self.nodes, partition_nodes(part))
+        nodes = min(self.nodes or partition_nodes(part), partition_nodes(part))
         self.skip_if(self.mapping == "node" and nodes < 2,
                      f"mapping node needs 2 nodes; {nodes} of partition {part.fullname} asked")
         cores = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
