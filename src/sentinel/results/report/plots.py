@@ -22,6 +22,7 @@ from sentinel.analysis import fabric as fabric_analysis  # noqa: E402
 from sentinel.analysis.variables import NEUTRAL  # noqa: E402
 from sentinel.errors import SentinelError  # noqa: E402
 from sentinel.results.report.load import Case, Variable  # noqa: E402
+from sentinel.results.report.tables import natural  # noqa: E402
 
 Figures = list[tuple[str, str]]
 
@@ -239,7 +240,7 @@ def _named(outliers: str, what: str) -> tuple[set[str], set[tuple[str, str]]]:
 def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, str]]],
              title: str) -> None:
     """The N x N matrix of one quantity, sender by row; named nodes and links in red."""
-    nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs}, key=_natural_key)
+    nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs}, key=natural)
     at = {n: i for i, n in enumerate(nodes)}
     grid = [[float("nan")] * len(nodes) for _ in nodes]
     for p in pairs:
@@ -260,10 +261,6 @@ def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, 
         ax.add_patch(plt.Rectangle((at[b] - 0.5, at[a] - 0.5), 1, 1, fill=False,
                                    edgecolor="red", linewidth=2))
     ax.set_title(title, fontsize=9)
-
-
-def _natural_key(name: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
 def _fabric_pairs(c: Case) -> Figures:

@@ -50,10 +50,11 @@ def rows(cases: list[Case]) -> list[Row]:
     """Every variable of every test case, ordered by place, check and name."""
     out = [Row(c, v) for c in cases for v in c.variables.values()]
     return sorted(out, key=lambda r: (r.case.where, r.case.check, r.case.transport,
-                                      r.case.mapping, r.case.variant, _natural(r.var.name)))
+                                      r.case.mapping, r.case.variant, natural(r.var.name)))
 
 
-def _natural(name: str) -> tuple:
+def natural(name: str) -> tuple:
+    """A sort key that puts ``m2`` before ``m10`` and ``bw_8B`` before ``bw_64B``."""
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
@@ -165,4 +166,4 @@ def nodes(cases: list[Case]) -> list[NodeVerdict]:
                        [c for c in mine if c.result in ("fail", "abort")],
                        sum(c.result == "skip" for c in mine))
            for (where, node), mine in found.items()]
-    return sorted(out, key=lambda v: (not v.failed, v.where, _natural(v.node)))
+    return sorted(out, key=lambda v: (not v.failed, v.where, natural(v.node)))
