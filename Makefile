@@ -59,7 +59,7 @@ run: setup
 
 test: setup
 	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)
-	$(VENV)/bin/pytest -ra
+	$(VENV)/bin/pytest -ra --durations=15
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src checks tests config benchmarks

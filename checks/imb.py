@@ -48,6 +48,13 @@ class ImbCheck(StandardSuiteCheck):
     #: :type: :class:`int`
     msglog = variable(int, value=22)
 
+    #: ``-msglog`` of an environment where it is not :attr:`msglog`
+    #: (``-S ImbCheck.msglog_by_environ=intelmpi:22``: a study that ran one
+    #: MPI at IMB's default sizes and the other up to 256 MiB).
+    #:
+    #: :type: :class:`Dict[str, int]`
+    msglog_by_environ = variable(typ.Dict[str, int], value={})
+
     #: Repetitions per size (IMB ``-iter``; IMB lowers it for large sizes).
     #:
     #: :type: :class:`int`
@@ -67,7 +74,8 @@ class ImbCheck(StandardSuiteCheck):
 
     @run_before("run")
     def set_options(self) -> None:
-        self.executable_opts = [*self.benchmarks, "-msglog", str(self.msglog),
+        msglog = self.msglog_by_environ.get(self.current_environ.name, self.msglog)
+        self.executable_opts = [*self.benchmarks, "-msglog", str(msglog),
                                 "-iter", str(self.iterations),
                                 "-time", str(self.time_per_size)]
 

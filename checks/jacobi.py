@@ -36,7 +36,7 @@ from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.pt2pt import pt2pt_check_name
 from sentinel.rfm.references import PartitionReferences
-from sentinel.rfm.scaling import RankSeries
+from sentinel.rfm.scaling import RankSeries, limit_series_to_memory
 from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
 
 
@@ -112,6 +112,11 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
                      "pure MPI runs one thread per rank")
         if self.scaling == "weak" and not self.is_series:
             self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
+
+    @run_after("setup")
+    def fit_memory(self) -> None:
+        """Keep the launches whose grids fit a node's memory (L = 1200: 27.8 GB a rank)."""
+        limit_series_to_memory(self)
 
     def asked_ranks(self) -> int:
         """With ``dims``, the series ends at the grid's process count."""

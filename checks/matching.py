@@ -5,15 +5,20 @@ unexpected-message and posted-receive queue patterns) between two ranks and
 reports, per transport and mapping:
 
 * ``match_time_tag`` / ``match_time_comm``: M, the time of one unsuccessful
-  match (us), fitted over all batch sizes, with ``match_r2_*`` its R^2;
+  match (ns), fitted over the batch sizes with its 95 % interval, and
+  ``match_r2_*`` the fit's R^2; an M whose interval reaches zero (or whose
+  fit is poor) is unresolved, reported by its bound (``M < 0.05 ns``);
 * ``match_time_umq_*`` / ``match_time_prq_*``: the same for each queue alone;
 * ``iot_*``, ``rot_*``, ``diff_*``: in-order, reverse-order times and their
   difference at the check-point batch size;
-* ``queue_ratio``: M(comm) / M(tag); with the inferred queue model
-  (``shared`` or ``per-communicator``) in the ``queue_model`` field.
+* ``queue_ratio``: M(comm) / M(tag); the model of each queue (``shared``,
+  ``per-communicator``, ``no per-message search cost``, ``inconclusive``) in
+  ``queue_model``, with the numbers behind it in ``queue_evidence``.
 
-Defaults are the parameters of Song (2013); scale them with ``-S`` (see the
-``quick`` mode in ``config/common.py``).
+By default the batch sizes adapt: n doubles until the reverse-order extra
+time is resolved against the run's own noise (or a time budget is spent),
+then a grid up to that n is fitted. ``batches=fixed`` measures ``messages``,
+the sizes of Song (2013), sized for hardware where M was 16-60 ns.
 """
 
 
@@ -39,10 +44,50 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     #: :type: :class:`List[int]`
     lengths = variable(typ.List[int], value=[10, 100, 1000, 10000, 100000, 1000000])
 
-    #: Messages per batch n.
+    #: ``adaptive``: batch sizes grow until Diff(n) is resolved (see
+    #: ``resolution``, ``budget``); ``fixed``: the sizes in ``messages``.
+    #:
+    #: :type: :class:`str`
+    batches = variable(typ.Str[r"adaptive|fixed"], value="adaptive")
+
+    #: Messages per batch n of fixed batches (Song 2013).
     #:
     #: :type: :class:`List[int]`
     messages = variable(typ.List[int], value=[1, 10, 20, 30, 40, 45, 50, 60, 70, 80, 90])
+
+    #: Largest n of adaptive batches (also held to 256 MiB per buffer).
+    #:
+    #: :type: :class:`int`
+    max_messages = variable(int, value=1024)
+
+    #: Largest n of adaptive batches of the unexpected-message pattern: it
+    #: holds all n unmatched while the ranks synchronise, and past a
+    #: transport's buffering that barrier can wait behind them for ever
+    #: (Intel MPI over ofi-tcp between two nodes hung at n = 128).
+    #:
+    #: :type: :class:`int`
+    max_unexpected = variable(int, value=64)
+
+    #: Adaptive batches stop doubling once Diff(n) is this many times the
+    #: largest noise of the sweep so far (the half-widths of the medians' 95 %
+    #: intervals). At 20 against each size's own noise, ob1 over shared
+    #: memory stopped at n = 32 in a quiet moment, and the grid, noisier,
+    #: fitted with R^2 0.92; at 100 against the largest noise every sweep ran
+    #: to the cap or the budget.
+    #:
+    #: :type: :class:`int`
+    resolution = variable(int, value=50)
+
+    #: Seconds one adaptive sweep may take: it stops doubling before the next
+    #: step and the grid after it would overrun them.
+    #:
+    #: :type: :class:`int`
+    budget = variable(int, value=10)
+
+    #: Batch sizes of the adaptive grid, evenly spaced up to the n found.
+    #:
+    #: :type: :class:`int`
+    points = variable(int, value=8)
 
     #: Batch size at which IOT, ROT and Diff are reported (Song 2013: 45).
     #:
@@ -76,27 +121,32 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     patterns = variable(typ.List[typ.Str[r"pingpong|umq|prq"]],
                         value=["pingpong", "umq", "prq"])
 
-    #: Inferred matching-queue model (``shared``, ``per-communicator``,
-    #: ``inconclusive`` or ``not measured``).
+    #: Inferred model of each queue measured (``umq: shared; prq:
+    #: per-communicator``), or ``not measured``.
     #:
     #: :type: :class:`str`
     queue_model = variable(str, value="", loggable=True)
 
+    #: Per pattern (``pingpong``, ``umq``, ``prq``): the model and the
+    #: numbers it rests on (each algorithm's M with its interval and R^2, how
+    #: far the batches went and why they stopped).
+    #:
+    #: :type: :class:`Dict[str, str]`
+    queue_evidence = variable(typ.Dict[str, str], value={}, loggable=True)
+
     build = fixture(BenchBuild, scope="environment", variables={"bench": "matching"})
     spec = matching.SPEC
     bench = "matching"
-    bench_options = ("lengths", "messages", "iterations", "repetitions", "warmup", "algorithms",
-                     "patterns")
+    bench_options = ("lengths", "batches", "messages", "max_messages", "max_unexpected",
+                     "resolution", "budget", "points", "checkpoint", "iterations",
+                     "repetitions", "warmup", "algorithms", "patterns")
     tags = {"matching", "nightly", "acceptance"}
 
     @run_after("setup")
     def check_parameters(self) -> None:
-        if len(set(self.messages)) < 3:
+        if self.batches == "fixed" and len(set(self.messages)) < 3:
             raise SentinelError(f"MatchingCheck.messages={self.messages}: the fit needs "
                                 "at least 3 distinct batch sizes")
-        if self.checkpoint not in self.messages:
-            raise SentinelError(f"MatchingCheck.checkpoint={self.checkpoint} is not one of "
-                                f"messages={self.messages}")
 
     def expected_variables(self) -> list[str]:
         return matching.expected(self.lengths, self.algorithms, self.patterns)
@@ -104,4 +154,5 @@ class MatchingCheck(TransportMappingTest, PartitionReferences):
     def analyse(self, out: BenchOutput) -> Values:
         result = matching.analyse(out, self.checkpoint, self.lengths[0] * 8)
         self.queue_model = result.queue_model
+        self.queue_evidence = result.queue_evidence
         return result.values

@@ -18,6 +18,13 @@ check is skipped with the places it looked. ``OsuSourceCheck`` is the last
 resort: the same checks on OSU built from its release tarball, for the
 environments where no prebuilt OSU is found (``sentinel.site.sources``).
 
+``OsuGpuCheck`` runs osu_latency, osu_bw and osu_bibw with GPU buffers
+(``-d cuda D D``, ``H D``, ``D H``: ``%buffers=device``, ``host-device``,
+``device-host``) on partitions with the ``gpu`` feature, in environments
+whose MPI is GPU-aware (feature ``cuda`` or ``rocm``); their OSU must be
+built with that runtime (``--enable-cuda``). References indexed by the
+benchmark and the buffers.
+
 A ``+spack`` environment runs neither: ``OsuSpackCheck`` runs the same
 checks on the ``osu-micro-benchmarks ^<mpi>`` of its Spack environment,
 installed once per environment and reused across nights.
@@ -25,12 +32,21 @@ installed once per environment and reused across nights.
 
 
 import reframe as rfm
-from reframe.core.builtins import fixture, parameter, run_before, variable
+from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
-from sentinel.analysis.standard import OSU_BENCHMARKS, OSU_SPEC, osu_options, osu_values
+from sentinel.analysis.standard import (
+    OSU_BENCHMARKS,
+    OSU_BUFFERS,
+    OSU_GPU_BENCHMARKS,
+    OSU_GPU_SPEC,
+    OSU_SPEC,
+    osu_gpu_options,
+    osu_options,
+    osu_values,
+)
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
-from sentinel.rfm.build import OsuBuild, SpackOsuBuild
+from sentinel.rfm.build import OsuBuild, SpackOsuBuild, gpu_runtime, require_gpu_aware
 from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
 
 
@@ -98,6 +114,31 @@ class OsuCheck(StandardSuiteCheck):
 
     def suite_values(self, out: osu.OsuOutput) -> tuple[Values, list[int]]:
         return osu_values(out, self.benchmark)
+
+
+@rfm.simple_test
+class OsuGpuCheck(OsuCheck):
+    """osu_latency, osu_bw or osu_bibw with GPU buffers, on partitions with GPUs."""
+
+    benchmark_info = parameter(list(OSU_GPU_BENCHMARKS), fmt=lambda x: x[0], loggable=True)
+
+    #: Where the buffers of ranks 0 and 1 live: ``device`` (OSU ``D D``),
+    #: ``host-device`` (``H D``), ``device-host`` (``D H``).
+    #:
+    #: :type: :class:`str`
+    buffers = parameter(list(OSU_BUFFERS), loggable=True)
+
+    spec = OSU_GPU_SPEC
+    valid_systems = ["+mpi +gpu"]
+    tags = {"osu", "gpu", "nightly", "acceptance"}
+
+    @run_after("setup")
+    def need_gpu_aware_mpi(self) -> None:
+        require_gpu_aware(self)
+
+    @run_before("run")
+    def set_gpu_options(self) -> None:
+        self.executable_opts += osu_gpu_options(gpu_runtime(self.current_environ), self.buffers)
 
 
 @rfm.simple_test

@@ -12,17 +12,28 @@ Runs ``src/bench/pt2pt`` (the methods of Qian 2004) between two ranks and report
   sizes (``protocol_switches`` field);
 * LogP: ``logp_L``, ``logp_g0`` and classic ``logp_L_classic``, ``logp_o``,
   ``logp_g``; ``logp_os_8B``, ``logp_or_8B``.
+
+``Pt2ptGpuCheck`` reports the same with ``%buffers=host|device`` on
+partitions with the ``gpu`` feature, in environments whose MPI is GPU-aware
+(feature ``cuda`` or ``rocm``; the benchmark built with ``GPU=cuda`` or
+``GPU=rocm``, ``extras['gpu_home']`` the toolkit); references indexed by
+``buffers`` too.
 """
 
 
 import reframe as rfm
 
-from sentinel.rfm.pt2pt import PT2PT_CHECK, Pt2ptBase
+from sentinel.rfm.pt2pt import PT2PT_CHECK, Pt2ptBase, Pt2ptGpuBase
 
 
 @rfm.simple_test
 class Pt2ptCheck(Pt2ptBase):
     """Latency, bandwidth, fits and LogP between two ranks over one transport and mapping."""
+
+
+@rfm.simple_test
+class Pt2ptGpuCheck(Pt2ptGpuBase):
+    """The same with the buffers (``%buffers``) in host or GPU memory, on partitions with GPUs."""
 
 
 assert Pt2ptCheck.__name__ == PT2PT_CHECK  # other checks depend on it by this name

@@ -48,6 +48,22 @@ def _with_prgenvs(modes: list[dict], patterns: list[str]) -> list[dict]:
     return [{**mode, "options": [*mode["options"], *extra]} for mode in modes]
 
 
+def _site_modes(modules: list, common: list[dict]) -> list[dict]:
+    """Each site file's ``modes``, then the common ones.
+
+    A site mode named like a common one runs the common mode's options and
+    then its own, on the site's ``target_systems`` only: ReFrame takes the
+    first mode of a name that targets the system in use.
+    """
+    by_name = {mode["name"]: mode for mode in common}
+    out = []
+    for module in modules:
+        for mode in getattr(module, "modes", []):
+            base = by_name.get(mode["name"], {"options": []})
+            out.append({**mode, "options": [*base["options"], *mode["options"]]})
+    return out + common
+
+
 def _in_use(module, requested: str | None) -> bool:
     if requested:
         return module.system["name"] == requested
@@ -64,6 +80,13 @@ def _check_set_options(argv: list[str]) -> None:
     problems = set_option_problems(argv[1:], [_HERE.parent / "checks"])
     if problems:
         raise ConfigError("bad -S value(s):\n  " + "\n  ".join(problems))
+
+
+def _declare_features(configuration: dict) -> None:
+    """Every environment's features, for the checks ``-S`` loads before ReFrame does."""
+    from sentinel.rfm.offered import declare
+
+    declare([set(env.get("features", [])) for env in configuration["environments"]])
 
 
 def _check_references(configuration: dict, system: str) -> None:
@@ -87,8 +110,6 @@ def _check_references(configuration: dict, system: str) -> None:
 
 
 _RUN_BY_REFRAME = Path(sys.argv[0]).name == "reframe"
-if _RUN_BY_REFRAME:
-    _check_set_options(sys.argv)
 _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
 _systems = [_load(p) for p in _site_files]
@@ -108,11 +129,14 @@ site_configuration = {
     "environments": [env for m in _systems for env in m.environments],
     "general": _common.general,
     "logging": _common.logging,
-    "modes": _with_prgenvs(_common.modes, option_values(sys.argv, "-p", "--prgenv")),
+    "modes": _with_prgenvs(_site_modes(_systems, _common.modes),
+                           option_values(sys.argv, "-p", "--prgenv")),
     "storage": _common.storage,
 }
 
 if _RUN_BY_REFRAME:
     _in_use_now = [m.system["name"] for m in _systems if _in_use(m, _requested)]
-    _check_references(site_configuration,
-                      _requested or (_in_use_now[0] if _in_use_now else "local"))
+    _system = _requested or (_in_use_now[0] if _in_use_now else "local")
+    _declare_features(site_configuration)
+    _check_set_options(sys.argv)
+    _check_references(site_configuration, _system)

@@ -1,8 +1,11 @@
 """Template for a site: copy to ``systems/<your_system>.py`` and edit.
 
-A Slurm cluster with two partitions modelled on the Orfeo cluster of Banerjee (2022) (THIN: 2 x
-12-core Xeon Gold 6126; GPU: 2 x 24-core Xeon Gold 6226) and two MPI
-environments loaded as modules. What each key means for the checks:
+A Slurm cluster with two partitions (THIN: 2 x 12 cores; GPU: 2 x 24 cores)
+and two MPI environments loaded as modules; it has no reference file (a
+site calibrates its own: ``sentinel calibrate``). ``orfeo.py`` is a complete
+worked site: PBS Pro, the transports and interfaces of Banerjee (2022) and
+that study's published tables as its references. What each key means for
+the checks:
 
 * partition ``features``: ``mpi`` (runs MPI jobs); checks select by feature;
 * partition ``extras['num_nodes']``: nodes available for the ``node``
@@ -12,7 +15,9 @@ environments loaded as modules. What each key means for the checks:
   validation use it;
 * environment ``features``: ``mpi``, the MPI family (``openmpi``, ``mpich``,
   ``intelmpi``) and the transport names it offers (see
-  ``sentinel.mpi.transports``); a transport not declared is not generated;
+  ``sentinel.mpi.transports``); a transport not declared is not generated.
+  A transport over IP takes its network interface as a suffix
+  (``ob1-tcp-ib0``, ``ofi-tcp-br0``, ``ucx-tcp-ib0``);
 * environment ``extras['benchmark_dirs']``: where the OSU (install prefix
   or build tree) and IMB binaries built with that MPI are; Intel MPI's own
   IMB-MPI1 is found on its PATH;
@@ -79,7 +84,7 @@ system = {
     "partitions": [
         _partition("thin", "Intel Xeon Gold 6126, 2 x 12 cores, 100 Gb/s HDR", 10,
                    _processor("skylake_avx512", 2, 12)),
-        _partition("gpu", "Intel Xeon Gold 6226, 2 x 24 cores, 100 Gb/s HDR", 4,
+        _partition("gpu", "2 x 24 cores, 100 Gb/s HDR", 4,
                    _processor("cascadelake", 2, 24)),
     ],
 }
@@ -91,7 +96,7 @@ environments = [
         "modules": ["openmpi/4.1.1"],
         "cc": "mpicc",
         "features": ["mpi", "openmpi", "ob1-tcp", "ob1-vader", "ucx-sm", "ucx-tcp"],
-        "extras": {"launcher_options": ["--mpi=pmix"],
+        "extras": {"launcher_options": ["--mpi=pmix", "--kill-on-bad-exit=1"],
                    "benchmark_dirs": {"osu": "/apps/osu-micro-benchmarks/7.3/openmpi-4.1.1",
                                       "imb": "/apps/imb/2021.7/openmpi-4.1.1/bin"}},
     },
@@ -102,7 +107,7 @@ environments = [
         "cc": "mpicc",
         "features": ["mpi", "intelmpi", "shm", "ofi-tcp", "ofi-mlx", "shm-ofi-mlx"],
         "env_vars": [["I_MPI_PMI_LIBRARY", "/usr/lib64/libpmi2.so"]],
-        "extras": {"launcher_options": ["--mpi=pmi2"],
+        "extras": {"launcher_options": ["--mpi=pmi2", "--kill-on-bad-exit=1"],
                    "benchmark_dirs": {"osu": "/apps/osu-micro-benchmarks/7.3/intel-mpi-2021.4"}},
     },
 ]

@@ -6,6 +6,9 @@
   loopback; the host's own loopback is never touched.
 * :func:`busy_loop`: a process spinning on one core (``taskset``), the core a
   rank is bound to, so the rank shares its core.
+* :func:`host_speed`: the host's own speed, measured without MPI, to tell a
+  change of the host (a VM's vCPUs moved, a contending tenant) from one of
+  the path under test.
 
 Both need root (namespaces and qdiscs) and clean up on exit, also on error.
 """
@@ -18,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def unavailable() -> str | None:
@@ -70,3 +74,36 @@ def busy_loop(cpu: int) -> Iterator[int]:
     finally:
         proc.kill()
         proc.wait()
+
+
+
+PROBE = Path(__file__).with_name("host_probe.c")
+
+
+def build_host_probe(where: Path) -> Path:
+    """Compile :data:`PROBE` (``host_probe.c``) into ``where``; returns the program."""
+    exe = where / "host_probe"
+    proc = subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
+                           "-o", str(exe), str(PROBE)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cannot build {PROBE.name}: {proc.stderr.strip()}")
+    return exe
+
+
+def host_speed(exe: Path) -> dict[str, float]:
+    """The host's own speed now, without MPI or the network (``host_probe.c``).
+
+    ``roundtrip_ns``: a cache line's round trip between the first two CPUs
+    this process may use; ``copy_gbs``: a 32 MiB copy's bandwidth. On a VM
+    both change when the hypervisor moves the vCPUs or another tenant
+    contends for them, and every transport of a ``Pt2ptCheck`` with them.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise RuntimeError(f"the host probe needs two CPUs; this process may use {cpus}")
+    proc = subprocess.run([str(exe), str(cpus[0]), str(cpus[1])], capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode != 0 or not proc.stdout.startswith("HOST_PROBE "):
+        raise RuntimeError(f"{exe.name} exited {proc.returncode}: {proc.stderr.strip()}")
+    return {key: float(value) for key, value in
+            (field.split("=") for field in proc.stdout.split()[1:])}

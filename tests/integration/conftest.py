@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.paths import launchers_dir
 from sentinel.results.verdicts import last_attempts
 from sentinel.site import detect
 from tests.conftest import ROOT
@@ -29,6 +28,7 @@ class Run:
     output: str
     report: dict
     out: Path  # SENTINEL_OUTPUT of the run (reports/, var/)
+    report_path: Path | None = None  # the JSON run report read into ``report``
 
     def cases(self, check: str = "", **match) -> list[dict]:
         """Test cases of class ``check`` whose report fields equal ``match``.
@@ -64,7 +64,8 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
                           capture_output=True, text=True, env=run_env, timeout=900, cwd=out)
     reports = sorted((out / "reports").glob("run-report-*.json"), key=os.path.getmtime)
     report = json.loads(reports[-1].read_text()) if reports else {}
-    return Run(proc.returncode, proc.stdout + proc.stderr, report, out)
+    return Run(proc.returncode, proc.stdout + proc.stderr, report, out,
+               reports[-1] if reports else None)
 
 
 def mpi_env() -> dict[str, str]:
@@ -98,10 +99,7 @@ def build_bench(family: str, program: str, where: Path) -> tuple[list[str], str]
 
 
 def _detected() -> set[str]:
-    intel = Path(os.environ.get("SENTINEL_INTEL_MPI_ROOT", ROOT / ".venv-impi"))
-    stacks = (detect.openmpi(launchers_dir()), detect.mpich(launchers_dir()),
-              detect.intelmpi(intel))
-    return {s.family for s in stacks if s}
+    return {s.family for s in detect.local_stacks()}
 
 
 DETECTED = _detected()

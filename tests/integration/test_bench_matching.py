@@ -20,12 +20,34 @@ def run(bench, nranks, *args):
 
 
 def test_small_run_is_complete_and_verified(bench):
-    p = run(bench, 2, "--lengths", "10,1000", "--messages", "1,4,8", "--iterations", "3",
-            "--repetitions", "2", "--patterns", "pingpong,umq,prq")
+    p = run(bench, 2, "--lengths", "10,1000", "--batches", "fixed", "--messages", "1,4,8",
+            "--checkpoint", "4", "--iterations", "3", "--repetitions", "2",
+            "--patterns", "pingpong,umq,prq")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert sum(ln.startswith("SENTINEL_MATCH ") for ln in lines) == 2 * 3 * 2 * 3
+    assert not any(ln.startswith("SENTINEL_MATCH_SWEEP") for ln in lines)
     assert lines[-1] == "SENTINEL_DONE bench=matching"
+
+
+def test_adaptive_batches_double_then_measure_a_grid(bench):
+    p = run(bench, 2, "--lengths", "10", "--algorithms", "tag", "--patterns", "umq",
+            "--max-messages", "64", "--budget", "2", "--iterations", "3", "--repetitions", "3")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    probes = [int(ln.split(" n=")[1].split()[0]) for ln in lines
+              if ln.startswith("SENTINEL_MATCH_PROBE ")]
+    assert probes == [8, 16, 32, 64][:len(probes)] and probes  # doubling from 8, capped
+    sweep = next(ln for ln in lines if ln.startswith("SENTINEL_MATCH_SWEEP "))
+    n_max = int(sweep.split("n_max=")[1].split()[0])
+    assert n_max == probes[-1]
+    assert sweep.split("stop=")[1].split()[0] in ("resolved", "cap", "budget")
+    grid = sorted(int(ln.split(" n=")[1].split()[0]) for ln in lines
+                  if ln.startswith("SENTINEL_MATCH "))
+    assert grid == sorted({max(1, n_max * k // 8) for k in range(1, 9)} | {45})
+    # every fitted line carries the medians' intervals
+    assert all(" iot_lo_us=" in ln and " noise_us=" in ln for ln in lines
+               if ln.startswith("SENTINEL_MATCH "))
 
 
 @pytest.mark.parametrize("args,message", [
@@ -34,6 +56,8 @@ def test_small_run_is_complete_and_verified(bench):
     (["--patterns", "pingpong,ring"],
      "--patterns: unknown value 'ring' (allowed: pingpong umq prq)"),
     (["--iterations"], "--iterations: missing value"),
+    (["--batches", "sometimes"], "--batches: unknown value 'sometimes' (allowed: adaptive fixed)"),
+    (["--max-messages", "4"], "--max-messages: 4 is out of range [8, 4096]"),
     (["--bogus", "1"], "unknown option '--bogus'"),
 ])
 def test_bad_arguments_are_named(bench, args, message):

@@ -23,7 +23,7 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     refs.mkdir()
     other = {"MatchingCheck": {"$index": ["$partition", "$environ", "transport_name", "mapping"],
                                "local:slurm-two": {"openmpi": {"ob1-tcp": {"node": {
-                                   "match_time_tag": [0.5, -0.2, 0.2, "us"]}}}}}}
+                                   "match_time_tag": [500.0, -0.2, 0.2, "ns"]}}}}}}
     (refs / "local.yaml").write_text(yaml.safe_dump(other))
     env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path)}
     if os.geteuid() == 0:  # a local-test environment: never set in a site config
@@ -42,11 +42,12 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     assert check["local:slurm-two"] == other["MatchingCheck"]["local:slurm-two"]  # kept
     entries = check["local:cpu"]["openmpi"]["ob1-vader"]["core"]
     assert {"iot_tag", "rot_tag"} <= set(entries)  # microseconds per message: resolved
-    for median, lower, upper, unit in entries.values():
-        assert median > 0 and unit == "us" and -1.0 < lower <= -0.10 and upper >= 0.10
+    for name, (median, lower, upper, unit) in entries.items():
+        assert unit == ("ns" if name.startswith("match_time") else "us")
+        assert median > 0 and -1.0 < lower <= -0.10 and upper >= 0.10
         # the same ratio either way (1 - 1/(1 + upper)), or the 10 % floor
         assert lower == pytest.approx(-max(0.10, upper / (1 + upper)), abs=2e-3)
-    # At quick sizes M is a few ns, often not resolved from 0: then it is named, not written.
+    # An M the quick run does not resolve from 0 is named with its bound, not written.
     for var in ("tag", "comm", "umq_tag", "prq_tag", "umq_comm", "prq_comm"):
         name = f"match_time_{var}"
         assert name in entries or f"core {name}: " in proc.stdout, proc.stdout[-3000:]
@@ -54,7 +55,8 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
 
 def test_calibrate_refuses_a_single_run_a_bad_partition_and_missing_checks(tmp_path):
     for args, message in ((["--partition", "local:cpu", "--runs", "1"],
-                           "--runs must be at least 2: the tolerance comes from the spread"),
+                           "at least 2 runs (--runs, --from-reports): the tolerance comes "
+                           "from the spread"),
                           (["--partition", "cpu"], "--partition 'cpu': expected system:partition"),
                           (["--partition", "local:cpu", "--checks", "checks/nope.py"],
                            "--checks checks/nope.py: no such file or directory")):

@@ -1,45 +1,68 @@
-"""Regression detection, for real: calibrate, rerun unchanged, then degrade.
+"""Regression detection, for real: fixed bands and change points over one history.
 
 The selection is Pt2ptCheck over Open MPI's TCP (ob1-tcp) and shared-memory
-(ob1-vader) paths, core mapping, calibrated on its peak uni- and
-bidirectional bandwidth, and over shared memory on its 1 MiB bandwidth too.
-Every run happens inside a network namespace whose loopback carries the TCP
-traffic (``btl_tcp_if_include lo``), so the only difference between the
-calibration and the degraded runs is the degradation:
+(ob1-vader) paths, core mapping. Every run happens inside a network namespace
+whose loopback carries the TCP traffic (``btl_tcp_if_include lo``), so the
+only difference between the sessions is the degradation. One results
+database receives 20 unchanged sessions, then 5 with the namespace's loopback
+behind an 8 Gbit/s ``tbf`` rate limit (about 20 % of the TCP bandwidth measured
+here): session k = 21 on. Two methods judge that history:
 
-(a) the namespace's loopback behind a 2 Gbit/s ``tbf`` rate limit (about
-    4 % of the TCP bandwidth measured here): the TCP check must fail, on
-    bandwidth, and the shared-memory check must pass;
-(b) a busy loop pinned to the core of rank 1, with the shared-memory check
-    only (a busy core slows every transport with a rank on it): it must fail
-    on the 1 MiB bandwidth. The scheduler gives the rank about half of its
-    core in slices of milliseconds: a 1 MiB transfer spans slices and halves
-    (-53 % here), while the peaks, maxima over sizes whose samples can fit
-    in one slice, fell by -54 % and -63 % in two runs but by only -35 %, the
-    floor, in a third, and the 8 B latency median did not move at all.
+* **fixed bands**: references calibrated from the first 7 sessions' reports
+  (``sentinel calibrate --from-reports``), on the peak uni- and bidirectional
+  bandwidth, and over shared memory on the 1 MiB bandwidth too. Sessions
+  8-10 and 21 run against them, retrying a failed test once as the nightly
+  mode does (the others run without references, to keep the test short):
+  the unchanged ones must pass, the rate-limited one fail the TCP check on
+  bandwidth, and a busy loop pinned to the core of rank 1 (a run of its
+  own, shared memory only) fail it on the 1 MiB bandwidth. How often each
+  method cries wolf over many more nights is ``benchmarks/change_points.py``'s
+  question;
+* **change points** (``sentinel.results.changes``): over the 20 unchanged
+  sessions nothing; over all 25, session 21 for the bandwidth variables of
+  ob1-tcp and nothing else.
 
-Runs retry a failed test once (``--max-retries=1``, as the nightly mode
-does): a transient slowdown of this shared 2-vCPU host does not repeat, a
-degradation does. The bands have a 35 % floor (``--floor 0.35``), and the
-TCP ones a 60 % floor (``--floor 'openmpi/ob1-tcp/.*=0.6'``): this shared
-host's TCP bandwidth drifted by -29 % for a minute, retry included, with
-nothing changed, and in a later CI run fell below -35 % in one run and its
-retry; the 2 Gbit/s limit is -96 %, far outside either floor. A dedicated
-node keeps the 10 % default. Seven
-calibration runs, not five: in one CI run the first two of five TCP runs
-came out -40 % (3457 and 3081 against 5552 MB/s), and five runs let two
-outliers move the MAD. In another CI run, seven TCP runs spread over
-3539-5844 MB/s: a linear band would have been +/-120 % and passed the
-tbf-limited 250 MB/s; the band on the logarithms (sentinel.results.calibrate) is
--73/+271 % and fails it. Small-message
-latency is not calibrated here: over 12 unchanged runs on this host
-(benchmarks/false_alarms.py) its 8 B values left a 10 % band 15 times in 48,
-the bandwidth peaks 0 times in 48.
+"Unchanged" is what the test does, not always what the host does: in one CI
+run the shared-memory 8 B latency fell from 0.42 to 0.17 us and the TCP
+bandwidth rose from 3369 to 6026 MB/s for the last sessions, both at once, with
+nothing changed by the test: the VM itself became faster, and the detector
+rightly named it. So before each session the test measures the host without
+MPI (``tests/cluster/host_probe.c``: a cache line's round trip between the two
+CPUs and a memory copy's bandwidth); a change named at a session where the
+probe moved by 25 % or more (three sessions after against three before) is
+the host's, printed and not counted
+against the detector. (The probe does move: in one run here its round trip
+went from 100 to 400 ns for sessions 8-11 and back, while the MPI bandwidth
+stayed in its bands.)
+
+A false alarm of the bands is a result *worse* than its band: this host's
+TCP loopback bandwidth is also bimodal, 3.5 or 7 GB/s from one session to
+the next with shared memory and the probe unchanged (2 of 7 calibration
+runs and 2 of 3 banded runs fast in one local run), and a fast session is
+outside the band on the better side, which the suite rightly reports and the
+test prints without counting.
+
+Why the bands are what they are. A busy core: the scheduler gives the rank
+about half of its core in slices of milliseconds: a 1 MiB transfer spans
+slices and halves (-53 % here), while the peaks, maxima over sizes whose
+samples can fit in one slice, fell by -54 % and -63 % in two runs but by
+only -35 %, the floor, in a third. The bands have a 35 % floor
+(``--floor 0.35``), and the TCP ones a 60 % floor: this shared host's TCP
+bandwidth drifted by -29 % for a minute, retry included, with nothing
+changed, and in a later CI run fell below -35 % in one run and its retry;
+the 8 Gbit/s limit is about -80 %, outside either floor (at 2 Gbit/s each
+rate-limited TCP run took 65 s instead of 6: the test pays that 5 times). A dedicated node
+keeps the 10 % default. Seven calibration runs, not five: in one CI run the
+first two of five TCP runs came out -40 %, and five runs let two outliers
+move the MAD. Small-message latency is not calibrated here: over 12
+unchanged runs on this host (benchmarks/false_alarms.py) its 8 B values
+left a 10 % band 15 times in 48, the bandwidth peaks 0 times in 48.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -47,9 +70,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sentinel.analysis.variables import HIGHER, spec_of
+from sentinel.results import changes
+from sentinel.results.report.load import Inputs, load_history
 from sentinel.results.verdicts import failed, verdicts
 from tests.cluster import degrade
-from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, Run, need_stack, reframe
 
 pytestmark = pytest.mark.integration
@@ -62,70 +87,147 @@ SELECTION = [*PARAMS, "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=
 # successive unchanged CI runs (4126 and 4129 against 6488 MB/s).
 VARIABLES = "bw_peak|bibw_peak|openmpi/ob1-vader/core/bw_1048576B"
 CALIBRATED = 5  # variables over both transports
-RUNS = 7
+CALIBRATION = 7
 FLOORS = ["0.35", "openmpi/ob1-tcp/.*=0.6"]
-UNCHANGED = 3
-ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}  # the namespace has no other interface
+UNCHANGED = 20
+LIMITED = 5
+BANDED = 3  # unchanged sessions run against the calibrated references
+ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}
+# The probe's own spread from session to session here: the round trip
+# 94-115 ns, the copy 8.8-10.3 GB/s; the CI run's vCPU move was 2.5x.
+HOST_SHIFT = 0.25  # the namespace has no other interface
 
 
-def _calibrate(inside: list[str], refs: Path, out: Path) -> str:
-    env = {**os.environ, **ENV, "SENTINEL_OUTPUT": str(out),
-           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    proc = subprocess.run([*inside, sys.executable, "-m", "sentinel.results.cli", "calibrate",
-                           "--partition", "local:cpu", "--runs", str(RUNS),
-                           "--checks", str(ROOT / "checks" / "pt2pt.py"),
+def _calibrate(reports: list[Path], refs: Path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "calibrate",
+                           "--partition", "local:cpu", "--from-reports", *map(str, reports),
                            "--references", str(refs), "--variables", VARIABLES,
-                           *(arg for floor in FLOORS for arg in ("--floor", floor)),
-                           "--", *SELECTION], capture_output=True, text=True, env=env,
-                          cwd=out, timeout=900)
+                           *(arg for floor in FLOORS for arg in ("--floor", floor))],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.stdout
 
 
-def _run(inside: list[str], refs: Path, out: Path, selection: list[str]) -> Run:
-    out.mkdir()
-    return reframe([*selection, "--system", "local:cpu", "--max-retries=1", "-r"], out,
-                   checks=("pt2pt.py",),
-                   env={**ENV, "SENTINEL_REFERENCES": str(refs)}, prefix=tuple(inside))
+def _run(inside: list[str], out: Path, selection: list[str], refs: Path | None) -> Run:
+    """One session of ``selection`` under ``out`` (one results database for all)."""
+    env = dict(ENV)
+    retries = []
+    if refs is not None:
+        env["SENTINEL_REFERENCES"] = str(refs)
+        retries = ["--max-retries=1"]
+    out.mkdir(exist_ok=True)
+    return reframe([*selection, "--system", "local:cpu", *retries, "-r"], out,
+                   checks=("pt2pt.py",), env=env, prefix=tuple(inside))
 
 
 def _tests(flags: set[tuple[str, str]]) -> set[str]:
     return {test.split(" %build")[0] for test, _ in flags}
 
 
-def test_calibrated_references_pass_unchanged_and_catch_each_degradation(tmp_path):
+def _history(out: Path) -> list:
+    inputs = Inputs()
+    load_history(out / "var" / "results.db", inputs)
+    assert not inputs.problems
+    return inputs.history
+
+
+def _host_changes(history: list, probes: list[dict[str, float]],
+                  found: list) -> dict[str, str]:
+    """The changes in ``found`` that the host made: session -> how the host changed there.
+
+    A change named at session i is the host's when the host probe's median
+    over the sessions i .. i+2 differs from that over i-3 .. i-1 by
+    :data:`HOST_SHIFT` or more, in either of the probe's figures.
+    """
+    sessions = [meta["uuid"] for meta, _ in history]
+    assert len(sessions) == len(probes), (len(sessions), len(probes))
+    out = {}
+    for session in {c.after.session for c in found}:
+        i, w = sessions.index(session), changes.MIN_SEGMENT
+        if i == 0:  # the first session starts the series, it changes nothing
+            continue
+        for key in probes[0]:
+            old = statistics.median(p[key] for p in probes[max(i - w, 0):i])
+            new = statistics.median(p[key] for p in probes[i:i + w])
+            if abs(new / old - 1) >= HOST_SHIFT:
+                out[session] = f"host {key} {old:g} -> {new:g} at session {i + 1}"
+    return out
+
+
+def _named(found: list) -> set[tuple[str, str, str]]:
+    return {(c.test.split(" %build")[0], c.variable, c.after.session) for c in found}
+
+
+def _outside(report: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (test, variable) outside their bands: worse than the reference, and better."""
+    worse, better = [], []
+    for v in verdicts(report):
+        if v.passed or v.value is None:
+            continue
+        higher = spec_of("Pt2ptCheck").lookup(v.variable).better == HIGHER
+        (worse if (v.value < v.reference) == higher else better).append((v.test, v.variable))
+    return sorted(worse), sorted(better)
+
+
+def test_fixed_bands_and_change_points_over_one_history(tmp_path):
     reason = degrade.unavailable()
     if reason:
         pytest.skip(reason)
     need_stack("openmpi")
-    refs = tmp_path / "refs"
+    refs, history, alarms, runs = tmp_path / "refs", tmp_path / "history", [], []
     refs.mkdir()
+    probe, probes = degrade.build_host_probe(tmp_path), []
+    faster: list[tuple[str, str]] = []
     with degrade.namespace(f"sentinel-calm-{os.getpid()}") as inside:
-        print(_calibrate(inside, refs, tmp_path))
-        entries = yaml.safe_load((refs / "local.yaml").read_text())["Pt2ptCheck"]["local:cpu"]
-        assert set(entries["openmpi"]) == {"ob1-tcp", "ob1-vader"}
-        alarms, first_attempt = [], []
         for i in range(UNCHANGED):
-            run = _run(inside, refs, tmp_path / f"unchanged-{i}", SELECTION)
-            checked = [v for v in verdicts(run.report) if v.referenced]
-            assert len(checked) == CALIBRATED, run.output[-3000:]
-            alarms += sorted(failed(run.report))
-            first_attempt += sorted(failed({"runs": run.report["runs"][:1]}))
-        print(f"unchanged runs: {len(first_attempt)} of {CALIBRATED * UNCHANGED} "
-              f"variables out of band at the first attempt, {len(alarms)} after one retry: "
-              f"{first_attempt}")
-        assert alarms == [], f"false alarms over {UNCHANGED} unchanged runs: {alarms}"
+            probes.append(degrade.host_speed(probe))
+            banded = refs if CALIBRATION <= i < CALIBRATION + BANDED else None
+            runs.append(_run(inside, history, SELECTION, banded))
+            if i + 1 == CALIBRATION:
+                print(_calibrate([r.report_path for r in runs], refs))
+                entries = yaml.safe_load((refs / "local.yaml").read_text())
+                assert set(entries["Pt2ptCheck"]["local:cpu"]["openmpi"]) == {
+                    "ob1-tcp", "ob1-vader"}
+            elif banded:
+                checked = [v for v in verdicts(runs[-1].report) if v.referenced]
+                assert len(checked) == CALIBRATED, runs[-1].output[-3000:]
+                worse, better = _outside(runs[-1].report)
+                alarms += worse
+                faster += better
         with degrade.busy_loop(cpu=1):
-            shm = _run(inside, refs, tmp_path / "busy-core",
-                       [*PARAMS, "-n", "Pt2ptCheck.*transport=ob1-vader.*mapping=core"])
-    with degrade.namespace(f"sentinel-tbf-{os.getpid()}", rate="2gbit") as inside:
-        tcp = _run(inside, refs, tmp_path / "slow-loopback", SELECTION)
+            shm = _run(inside, tmp_path / "busy-core",
+                       [*PARAMS, "-n", "Pt2ptCheck.*transport=ob1-vader.*mapping=core"], refs)
+    print("better than the band (the host's fast TCP mode, not counted):", faster)
+    assert alarms == [], f"false alarms over {BANDED} unchanged runs: {alarms}"
+    unchanged = _history(history)
+    with degrade.namespace(f"sentinel-tbf-{os.getpid()}", rate="8gbit") as inside:
+        probes.append(degrade.host_speed(probe))
+        tcp = _run(inside, history, SELECTION, refs)
+        for _ in range(LIMITED - 1):
+            probes.append(degrade.host_speed(probe))
+            _run(inside, history, SELECTION, None)
 
     slow = failed(tcp.report)
     assert _tests(slow) == {TCP}, tcp.output[-3000:]
     assert {"bw_peak", "bibw_peak"} <= {var for _, var in slow}
     assert tcp.returncode != 0 and "performance" in tcp.output
-
     busy = failed(shm.report)
     assert _tests(busy) == {SHM}, shm.output[-3000:]
     assert "bw_1048576B" in {var for _, var in busy}
+
+    print("host probe per session:", probes)
+    found = changes.find(unchanged)
+    host = _host_changes(unchanged, probes[:UNCHANGED], found)
+    print("changes the host made:", host)
+    assert [c for c in found if c.after.session not in host] == [], probes
+    whole = _history(history)
+    assert len(unchanged) == UNCHANGED and len(whole) == UNCHANGED + LIMITED
+    found = changes.find(whole)
+    host = _host_changes(whole, probes, found)
+    k = whole[UNCHANGED][0]["uuid"]
+    expected = {(TCP, var, k) for var in ("bw_peak", "bibw_peak", "fit_bw")}
+    named = _named(found)
+    assert expected <= named, (found, probes)
+    assert {n for n in named - expected if n[2] not in host} == set(), (found, probes)
+    assert all(c.verdict == "regression" and c.shift < -0.5
+               for c in found if _named([c]) <= expected)

@@ -30,3 +30,11 @@ def test_ranks_sharing_cpu_0_fail_fast_naming_it(tmp_path):
     text = next(out).read_text()
     assert "SENTINEL_ERROR bench=pt2pt what=shared_cpus " in text and "cpus=0" in text
     assert "SENTINEL_PT2PT" not in text  # nothing was measured
+    # What the result depended on is recorded before sanity: a failed case has it too.
+    prov = tc["provenance"]
+    for key in ("mpi_library", "kernel", "cpu", "compiler", "nodes"):
+        assert prov.get(key) and not prov[key].startswith("not found"), (key, prov)
+    assert "libmpi.so.40 => " in prov["mpi_library"]
+    # It stopped before it printed its library's version: said, not guessed.
+    assert prov["mpi"] == "not found (no SENTINEL_LIBRARY line in the benchmark's output)"
+    assert prov["transport_env"] == "OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1"

@@ -39,7 +39,7 @@ MatchingCheck:
     openmpi:
       ob1-vader:
         core:
-          match_time_umq_tga: [0.5, -1.0, 1.0, us]
+          match_time_umq_tga: [0.5, -1.0, 1.0, ns]
           match_time_umq_tag: [0.5, -0.2, -0.2, ms]
 """
 
@@ -60,7 +60,7 @@ def test_a_broken_reference_file_stops_the_run_before_any_benchmark(tmp_path):
     assert f"{path}:7: MatchingCheck has no performance variable 'match_time_umq_tga'" \
         in run.output
     assert f"{path}:8: match_time_umq_tag: bounds must satisfy" in run.output
-    assert f"{path}:8: match_time_umq_tag: unit must be 'us', got 'ms'" in run.output
+    assert f"{path}:8: match_time_umq_tag: unit must be 'ns', got 'ms'" in run.output
     assert not (tmp_path / "var" / "stage").exists()  # nothing was built or run
 
 

@@ -67,10 +67,17 @@ def test_nightly_sessions_are_stored_and_compared_with_the_earlier_nights(tmp_pa
     assert "mpi-sentinel: no nightly history yet in " in first.output
     assert "<no data>" not in first.output
     earlier = [_value(first), _value(_session(tmp_path, "nightly"))]
-    _session(tmp_path, "quick")  # not a nightly session: left out of the comparison
+    quick = _session(tmp_path, "quick")  # not a nightly session: left out of the comparison
     split = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%z")
     last = _session(tmp_path, "nightly")
     expected = 100 * (_value(last) - statistics.median(earlier)) / statistics.median(earlier)
+
+    # The nightly mode ends with the change points of the nightly sessions
+    # (three nights: too few for a segment on either side, so none).
+    assert ("mpi-sentinel: change points over the nightly sessions (sentinel changes "
+            "--mode nightly):\n  3 sessions, 0 change points (E-Divisive means, "
+            "p <= 0.01)") in last.output
+    assert "change points over the nightly" not in quick.output
 
     # The end-of-run table of the nightly mode: this session against the stored nights.
     cells = _row(last.output, VARIABLE)

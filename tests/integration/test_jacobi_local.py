@@ -84,3 +84,24 @@ def test_jacobi_reaches_the_perflog(quick_matrix):
     # where the reference came from, or why there is none (the README's promise)
     assert re.search(r"\|(pass|fail)\|no reference: \S+local.yaml does not exist$", text,
                      re.MULTILINE), text[-500:]
+
+
+def test_a_size_that_does_not_fit_this_host_is_skipped_naming_the_memory(tmp_path):
+    import os
+
+    from sentinel.analysis.jacobi import grid_bytes_per_core
+    from tests.integration.conftest import reframe
+
+    need_stack("openmpi")
+    # the smallest L whose two grids take more than this host's memory (the
+    # Orfeo study's L = 1200, 27.8 GB a rank, on a host under 31 GiB)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    edge = round((memory / 16) ** (1 / 3))
+    while grid_bytes_per_core(edge) <= memory:
+        edge += 1
+    run = reframe(["-n", "^JacobiCheck.*ob1-vader.*%mapping=core.*pure.*one", "-p", "openmpi",
+                   "-S", f"JacobiCheck.local_size={edge}", "--dry-run"], tmp_path,
+                  checks=("pt2pt.py", "jacobi.py"))
+    assert re.search(rf"L = {edge} takes [\d.]+ GB a core; a node of partition local:cpu has "
+                     r"[\d.]+ GiB, 90% of it for the grids: no launch fits", run.output), \
+        run.output[-2000:]

@@ -14,9 +14,9 @@ from tests.integration.conftest import QUICK, need_stack, reframe
 pytestmark = pytest.mark.integration
 
 # ob1-vader: M per unsuccessful match in the unexpected queue must lie in
-# [0, 1] us: measured here about 0.001 us, so this passes unless matching
-# became 1000 times slower (or the fit went negative).
-# ob1-tcp: a reference of 1e-9 us +-50% that no real run reaches: must fail.
+# [0, 1000] ns: measured here about 2 ns, so this passes unless matching
+# became 500 times slower (or the fit went negative).
+# ob1-tcp: a reference of 1e-6 ns +-50% that no real run reaches: must fail.
 def openmpi_entries(check: str, entries: dict[str, list[str]]) -> str:
     """A local.yaml for ``check`` with Open MPI core-mapping entries per transport."""
     lines = [f"{check}:", "  $index: [$partition, $environ, transport_name, mapping]",
@@ -28,8 +28,8 @@ def openmpi_entries(check: str, entries: dict[str, list[str]]) -> str:
 
 
 REFERENCES = openmpi_entries("MatchingCheck", {
-    "ob1-vader": ["match_time_umq_tag: [0.5, -1.0, 1.0, us]"],
-    "ob1-tcp": ["match_time_umq_tag: [1.0e-9, -0.5, 0.5, us]"]})
+    "ob1-vader": ["match_time_umq_tag: [500.0, -1.0, 1.0, ns]"],
+    "ob1-tcp": ["match_time_umq_tag: [1.0e-6, -0.5, 0.5, ns]"]})
 
 
 def reference_env(tmp_path, site_configuration, text: str) -> dict[str, str]:
@@ -54,7 +54,7 @@ def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, reference
     assert vader["result"] == "pass", vader.get("fail_reason")
     assert vader["reference_status"].endswith("local.yaml: local:cpu/openmpi/ob1-vader/core")
     value, ref, lower, upper, unit, result = vader["perfvalues"]["local:cpu:match_time_umq_tag"]
-    assert (ref, lower, upper, unit, result) == (0.5, -1.0, 1.0, "us", "pass")
+    assert (ref, lower, upper, unit, result) == (500.0, -1.0, 1.0, "ns", "pass")
     tcp = run.case("MatchingCheck", environ="openmpi", transport="ob1-tcp", mapping="core")
     assert tcp["result"] == "fail" and tcp["fail_phase"] == "performance"
     assert "match_time_umq_tag" in tcp["fail_reason"]

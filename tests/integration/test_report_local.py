@@ -17,8 +17,8 @@ from tests.integration.conftest import REQUIRED
 pytestmark = pytest.mark.integration
 
 SENTINEL = str(Path(sys.executable).parent / "sentinel")
-SECTIONS = ("acceptance", "matrix", "curves", "matching", "jacobi", "trends", "variables",
-            "inputs")
+SECTIONS = ("acceptance", "matrix", "curves", "matching", "jacobi", "changes", "trends",
+            "variables", "inputs")
 
 
 def _chromium() -> str:
@@ -62,6 +62,20 @@ def test_report_is_written_and_its_path_printed(written, quick_matrix):
     ran = [c for c in quick_matrix.cases() if c["result"] == "pass" and c.get("perfvalues")]
     assert len(re.findall(r"<tr><td>local:cpu\+", text)) >= sum(
         len(c["perfvalues"]) for c in ran)
+
+
+def test_matching_times_are_resolved_with_their_interval_or_a_bound(written):
+    _, _, text = written
+    section = text.split('<section id="matching">')[1].split("</section>")[0]
+    times = re.findall(r"(match_time\w*)(?: = ([-\d.e+]+) ns \[([-\d.e+]+), ([-\d.e+]+)\]"
+                       r"| unresolved: &lt; ([\d.e+-]+) ns)", section)
+    assert times, section[:2000]
+    for name, value, low, high, bound in times:
+        if bound:
+            assert float(bound) > 0, name
+        else:  # a resolved time is positive, inside its interval
+            assert 0 < float(low) <= float(value) <= float(high), (name, value, low, high)
+    assert not re.search(r"= -\d", section)
 
 
 def test_report_renders_in_headless_chromium(written, tmp_path):

@@ -38,6 +38,7 @@ def test_one_failed_launch_fails_its_transport_alone(tmp_path):
     assert set(first) == {"openmpi-all", "ob1-tcp", "ob1-vader", "ofi-udp"}, run.output[-3000:]
     job = first["openmpi-all"]
     assert job["result"] == "pass" and not job["local"], job.get("fail_reason")
+    assert job["provenance"] == {}  # its transports' test cases record theirs
     launches = _launches(job["series_launches"])
     assert launches.keys() == {"ob1-tcp", "ob1-vader", "ofi-udp"}
     assert launches["ob1-tcp"] == launches["ob1-vader"] == "0" != launches["ofi-udp"]
@@ -47,6 +48,12 @@ def test_one_failed_launch_fails_its_transport_alone(tmp_path):
         names = {key.rsplit(":", 1)[1] for key in tc["perfvalues"]}
         assert {"latency_8B", "bw_peak", "fit_bw"} <= names
         assert f"btl={name.split('-')[1]}" in tc["transport_selected"]
+        # Its launch's node facts, copied from the series job, and its own variables.
+        prov = tc["provenance"]
+        for key in ("mpi", "mpi_library", "kernel", "cpu", "compiler", "nodes"):
+            assert prov.get(key) and not prov[key].startswith("not found"), (key, prov)
+        assert prov["mpi"].startswith("Open MPI v")
+        assert f"OMPI_MCA_btl=self,{name.split('-')[1]}" in prov["transport_env"]
     udp = first["ofi-udp"]
     assert udp["result"] == "fail" and udp["local"] and udp["fail_phase"] == "sanity"
     assert "the job ended abnormally" in udp["fail_reason"], udp["fail_reason"]

@@ -18,7 +18,7 @@ import pytest
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
 from tests.cluster import slurm
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_settings
 from tests.integration.conftest import QUICK, REQUIRED, need_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
@@ -156,12 +156,34 @@ def test_time_limit_kill_is_reported_as_such(cluster, tmp_path):
     (tmp_path / "slow").mkdir()
     slow = reframe([*QUICK, "--system", "local:slurm-one", "-n",
                     "MatchingCheck.*transport=ob1-tcp.*mapping=core",
-                    "-S", "MatchingCheck.repetitions=100000", "-S", "time_limit=1m", "-r"],
+                    "-S", "MatchingCheck.batches=fixed", "-S", "MatchingCheck.repetitions=100000",
+                    "-S", "time_limit=1m", "-r"],
                    tmp_path / "slow", env={"SLURM_CONF": str(cluster)}, checks=("matching.py",))
     tc = slow.case("MatchingCheck", environ="openmpi", mapping="core")
     assert tc["result"] == "fail"
     assert ("the job ended abnormally (time limit 60 s): the job hit its time limit and "
             "Slurm cancelled it at ") in tc["fail_reason"]
+
+
+@pytest.mark.parametrize("family", ["openmpi", "mpich"])
+def test_a_rank_that_dies_ends_its_launch_at_once(cluster, tmp_path, monkeypatch, family):
+    need_stack(family)
+    monkeypatch.setenv("SLURM_CONF", str(cluster))
+    env = next(e for e in load_settings()["environments"]
+               if e["name"] == family and e["target_systems"] == ["local:slurm-two"])
+    exe = tmp_path / "rank_dies"
+    subprocess.run([env["cc"], "-o", str(exe), str(ROOT / "tests/cluster/rank_dies.c")],
+                   check=True, timeout=120)
+    # the site configuration's srun options, with nothing else
+    cmd = ["srun", "-p", "two", "-N", "2", "-n", "2", *env["extras"]["launcher_options"],
+           str(exe)]
+    try:  # without --kill-on-bad-exit rank 1 waits until the job's time limit (1 h)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "SLURM_CONF": str(cluster)})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(cmd)} still ran 60 s after its rank 0 died")
+    assert proc.returncode != 0
+    assert "task 0: Segmentation fault" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_cluster_script_stops_what_it_started(tmp_path):

@@ -50,8 +50,11 @@ def test_wrapper_environment_still_builds_with_make(tmp_path):
     _dry_run(tmp_path, "^openmpi$")
     script = next((tmp_path / "var" / "stage").rglob("rfm_build.sh"))
     build = script.read_text()
-    assert "spack -e" not in build and "pt2pt" in build.splitlines()[-1]
-    assert build.splitlines()[-1].startswith("make -j 1 CC=")
+    make = [line for line in build.splitlines() if line.startswith("make -j")]
+    assert "spack -e" not in build and len(make) == 1 and "pt2pt" in make[0]
+    assert make[0].startswith("make -j 1 CC=")
+    # then the compiler's name and version, for the provenance of the results
+    assert "--version" in build.splitlines()[-1] and "rfm_compiler.txt" in build
     # Only the benchmark's own sources are copied, never the whole src/bench:
     # Spack's dev builds leave links to their stages there.
     bench = ROOT / "src" / "bench"

@@ -183,3 +183,29 @@ def test_floor_per_variable_first_match_wins():
 def test_bad_floor_is_named(spec, why):
     with pytest.raises(SentinelError, match=why):
         calibrate.floors([spec])
+
+
+def test_calibrating_from_earlier_run_reports_runs_nothing(tmp_path, capsys):
+    import json
+
+    from sentinel.results import cli
+
+    paths = []
+    for i, (_, report) in enumerate(_reports(RUNS)):
+        paths.append(tmp_path / f"run-report-{i}.json")
+        paths[-1].write_text(json.dumps(report))
+    refs = tmp_path / "refs"
+    assert cli.main(["calibrate", "--partition", "local:cpu", "--references", str(refs),
+                     "--from-reports", *map(str, paths)]) == 0
+    entries = yaml.safe_load((refs / "local.yaml").read_text())["Pt2ptCheck"]["local:cpu"]
+    assert entries["openmpi"]["ob1-vader"]["core"]["latency_8B"][0] == pytest.approx(0.2)
+    # a report that cannot be read is named; nothing is written
+    paths[1].write_text("{not json")
+    assert cli.main(["calibrate", "--partition", "local:cpu", "--references",
+                     str(tmp_path / "other"), "--from-reports", *map(str, paths)]) == 1
+    assert f"--from-reports {paths[1]}: not a readable JSON run report" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+    # a selection beside the reports is refused: the runs come from the reports
+    assert cli.main(["calibrate", "--partition", "local:cpu", "--from-reports", str(paths[0]),
+                     str(paths[2]), "--", "-n", "Pt2ptCheck"]) == 1
+    assert "--from-reports takes the runs from the reports" in capsys.readouterr().err

@@ -9,6 +9,7 @@ how each was produced). Nothing here needs an MPI, a compiler or a scheduler.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.site.sources import file_sha256
-from tests.conftest import ROOT
+from tests.conftest import DATA, ROOT
 from tests.offline import Offline, offline_runtime
 
 
@@ -79,6 +80,38 @@ def test_pt2pt_over_ucx_on_mpich(offline):
     case.give_outputs("pt2pt-mpich-ucx-sm-core")
     case.sanity()
     assert "libmpich.so.12" in case.check.mpi_linkage
+
+
+def test_provenance_from_what_the_job_and_build_left(offline):
+    """What the job gathered (tests/data/provenance), the library's own log, the transport."""
+    case = one(offline, "Pt2ptCheck", "mpich", transport="mpich/ucx-sm", mapping="core")
+    assert "> rfm_provenance.txt 2>&1 || true" in case.script()
+    build = case.fixture("build")
+    assert "--version" in (Path(build.stagedir) / "rfm_build.sh").read_text()
+    case.give_outputs("pt2pt-mpich-ucx-sm-core")
+    shutil.copy(DATA / "provenance" / "job-openmpi-ucx-sm.txt",
+                case.stagedir / "rfm_provenance.txt")
+    case.sanity()
+    found = case.check.provenance
+    assert found["mpi"] == "MPICH Version: 4.0.2"
+    assert found["mpi_library"] == "libmpich.so.12 => /lib/x86_64-linux-gnu/libmpich.so.12"
+    assert found["ucx"] == "1.13.1"  # logged by UCX itself: no ucx_info on PATH there
+    assert found["libfabric"] == "1.17.0"
+    assert found["transport_env"] == "UCX_TLS=sm,self"
+    assert (found["kernel"], found["cpu"]) == ("6.18.44-fc-v782", "AMD EPYC")
+    assert found["nodes"]  # the (dry-run) job's node list, else the node's name
+    # Offline nothing was compiled: the build recorded no compiler.
+    assert found["compiler"].startswith("not found (BenchBuild")
+    assert "spack_spec" not in found
+
+
+def test_provenance_without_the_gathered_file_says_so(offline):
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    case.give_outputs("pt2pt-openmpi-ob1-vader-core")
+    case.sanity()
+    found = case.check.provenance
+    assert found["kernel"] == "not found (the job wrote no rfm_provenance.txt)"
+    assert found["mpi"].startswith("Open MPI v4.1.4")
 
 
 def test_reference_lookup_and_band(offline, references):
@@ -173,25 +206,34 @@ def test_truncated_output_is_named(offline):
 
 
 def test_matching_values_and_queue_model(offline):
-    # captured with the quick mode's sizes (config/common.py)
-    quick = {"checkpoint": 16, "messages": [1, 8, 16, 24, 32], "lengths": [10]}
-    case = one(offline, "MatchingCheck", "openmpi", variables=quick, **OB1)
-    assert "--algorithms tag,comm" in case.script()
+    # captured with the nightly mode's lengths (config/common.py), adaptive batches
+    nightly = {"lengths": [10, 1000]}
+    case = one(offline, "MatchingCheck", "openmpi", variables=nightly, **OB1)
+    script = case.script()
+    assert "--algorithms tag,comm" in script and "--batches adaptive" in script
+    assert "--checkpoint 45 " in script
     case.give_outputs("matching-openmpi-ob1-vader-core")
     case.sanity()
-    assert case.check.queue_model in ("shared", "per-communicator", "inconclusive")
+    assert case.check.queue_model == ("pingpong: per-communicator; umq: per-communicator; "
+                                      "prq: per-communicator")
+    assert set(case.check.queue_evidence) == {"pingpong", "umq", "prq"}
     values = case.performance()
-    assert {"match_r2_tag", "iot_tag", "diff_tag"} <= set(values)
-    assert values["iot_tag"][4] == "us"
-    resolved = [n for n in values if n.startswith("match_time")]
-    assert all(values[n][0] > 0 for n in resolved)
-    assert values["diff_tag"][0] < 0  # a difference of two times may be negative
-    # M fitted over 5 batch sizes on a busy 2-core machine came out negative:
-    # not a time, so not a value.
-    assert "match_time_tag" not in values
-    assert case.check.unresolved["match_time_tag"].endswith(
-        "us is not positive, so it is not a measurement (M: time of one unsuccessful match, "
-        "fitted over the batch sizes)")
+    assert {"match_r2_tag", "iot_tag", "diff_tag", "match_time_tag"} <= set(values)
+    assert values["iot_tag"][4] == "us" and values["match_time_tag"][4] == "ns"
+    assert all(values[n][0] > 0 for n in values if n.startswith("match_time"))
+    # every value with an interval is stored with it, for the report
+    lo, hi = case.check.intervals["match_time_tag"]
+    assert lo < values["match_time_tag"][0] < hi
+    # one message per communicator is never searched past: a bound, not a value
+    assert "match_time_comm" not in values
+    assert case.check.unresolved["match_time_comm"].startswith("< ")
+
+
+def test_fixed_batches_need_three_sizes(offline):
+    with pytest.raises(SentinelError, match=r"MatchingCheck.messages=\[1, 2\]: the fit needs "
+                                            "at least 3 distinct batch sizes"):
+        one(offline, "MatchingCheck", "openmpi",
+            variables={"batches": "fixed", "messages": [1, 2]}, **OB1)
 
 
 def test_hybrid_threads_are_placed_and_too_many_are_skipped(offline):

@@ -139,3 +139,18 @@ def test_strong_results_must_agree():
     wrong = dataclasses.replace(two, checksum=two.checksum * 1.001)
     with pytest.raises(SentinelError, match="2-rank result .* differs from the 1-rank result"):
         efficiency(wrong, one)
+
+
+def test_the_series_keeps_the_launches_whose_grids_fit_a_node():
+    from sentinel.analysis.jacobi import fitting_series, grid_bytes_per_core
+
+    # the Orfeo study's L = 1200: two 1202^3 grids of doubles, 27.8 GB a rank
+    assert grid_bytes_per_core(1200) == 2 * 1202**3 * 8
+    gib = 2**30
+    # 24 cores a node of 512 GiB (495 GB for grids): 16 ranks (445 GB) fit, 24 (667 GB) not
+    assert fitting_series([1, 2, 4, 8, 16, 24], 24, 1, 1200, 512 * gib) == [1, 2, 4, 8, 16]
+    assert fitting_series([1, 2, 4, 8, 12], 24, 1, 1200, 24 * gib) == []
+    # mapping node: one rank a node, whatever N
+    assert fitting_series([1, 2, 4], 1, 1, 1200, 64 * gib) == [1, 2, 4]
+    # a rank of 4 threads holds 4 cores' shares
+    assert fitting_series([1, 2], 2, 4, 600, 24 * gib) == [1]

@@ -40,20 +40,20 @@ HEAD = "MatchingCheck:\n  $index: [$partition, $environ, transport_name, mapping
      "          latency: [1, -0.1, 0.1, us]\n",
      ":7: MatchingCheck has no performance variable 'latency'"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
-     "          match_time_tag: [0, null, null, us]\n",
+     "          match_time_tag: [0, null, null, ns]\n",
      ":7: match_time_tag: value and both bounds must be numbers"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
-     "          match_time_tag: [1.0e9, -0.1, 0.5, us]\n",
+     "          match_time_tag: [1.0e9, -0.1, 0.5, ns]\n",
      ":7: match_time_tag: '1.0e9' is text to YAML: write exponents with a sign"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
-     "          match_time_tag: [0.1, 0.1, 0.5, us]\n",
+     "          match_time_tag: [0.1, 0.1, 0.5, ns]\n",
      ":7: match_time_tag: bounds must satisfy -1 <= lower <= 0 <= upper"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
-     "          match_time_tag: [0.1, -2.0, 0.5, us]\n",
+     "          match_time_tag: [0.1, -2.0, 0.5, ns]\n",
      ":7: match_time_tag: bounds must satisfy -1 <= lower <= 0 <= upper"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
      "          match_time_tag: [0.1, -0.1, 0.5, ms]\n",
-     ":7: match_time_tag: unit must be 'us', got 'ms'"),
+     ":7: match_time_tag: unit must be 'ns', got 'ms'"),
 ])
 def test_bad_entries_are_named_with_file_and_line(tmp_path, systems, body, expected):
     errors = validate_file(write(tmp_path, HEAD + body), systems)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,26 @@ def test_series_over_process_counts_are_drawn_against_the_count():
     assert titles == ["CollectivesCheck intelmpi ofi-tcp node on local:slurm-net",
                       "RingCheck openmpi ob1-tcp node on local:slurm-net"]
     assert plots.scaling(cases_of(_report(), "r.json")) == []  # two ranks: no series
+
+
+NIGHTLY_MATCHING = DATA.parent / "run-report-matching-nightly.json"
+
+
+def test_matching_values_show_their_interval_or_their_bound_never_a_bare_negative():
+    # MatchingCheck with the nightly parameters over ob1-vader, Open MPI's
+    # ucx-sm and MPICH's ucx-sm (tests/data/run-report-matching-nightly.json,
+    # a real run report with the other test cases left out)
+    from sentinel.results.report import html, plots
+
+    cases = cases_of(json.loads(NIGHTLY_MATCHING.read_text()), "m.json")
+    ob1 = next(c for c in cases if c.transport == "ob1-vader")
+    tag = ob1.variables["match_time_tag"]
+    assert tag.unit == "ns" and tag.interval[0] < tag.value < tag.interval[1]
+    assert ob1.extra["queue_evidence"]["umq"].startswith("per-communicator: tag M = ")
+    table = html._queue_models(cases)
+    assert f"match_time_tag = {html.measured(tag.value, 'ns', tag.interval)}" in table
+    ucx = next(c for c in cases if c.transport == "ucx-sm" and c.environ == "openmpi")
+    assert "match_time_tag" not in ucx.variables
+    assert "match_time_tag unresolved: &lt; " in table
+    assert not re.search(r"= -\d", table)  # no negative time anywhere
+    assert [t for t, _ in plots.matching(cases)] == ["Message matching time on local:cpu"]

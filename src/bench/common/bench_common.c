@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,24 @@ double sb_median(double *values, int n)
 {
     qsort(values, (size_t)n, sizeof *values, cmp_double);
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void sb_median_interval(double *values, int n, double *lo, double *hi)
+{
+    qsort(values, (size_t)n, sizeof *values, cmp_double);
+    /* P(Bin(n, 1/2) <= k), summed in logs to stay finite for large n. */
+    int j = 1;
+    double below = 0.0; /* P(Bin(n, 1/2) <= k) */
+    for (int k = 0; k < n / 2; k++) {
+        below += exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) - n * log(2.0));
+        if (below > 0.025)
+            break;
+        j = k + 1;
+    }
+    if (j > (n + 1) / 2)
+        j = (n + 1) / 2;
+    *lo = values[j - 1];
+    *hi = values[n - j];
 }
 
 double sb_min(const double *values, int n)
@@ -358,6 +377,10 @@ int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *option
                             err, 2);
     if (rc != 0)
         return rc;
+    if (bench->prepare != NULL && (rc = bench->prepare(options)) != 0) {
+        MPI_Finalize();
+        return rc;
+    }
     if (rank == 0)
         bench->config(options, world);
     sb_report_environment(MPI_COMM_WORLD);

@@ -108,6 +108,12 @@ int sb_check_size_range(long min, long max, char *err, size_t errlen);
 double sb_median(double *values, int n);
 double sb_min(const double *values, int n);
 
+/* The distribution-free interval of the median of n doubles (values is
+ * sorted): the order statistics x(j) and x(n+1-j), j the largest rank with
+ * P(Binomial(n, 1/2) < j) <= 0.025, so that it covers the median with at
+ * least 95 % probability (the range, x(1) .. x(n), below 9 samples). */
+void sb_median_interval(double *values, int n, double *lo, double *hi);
+
 /* Every rank of comm reports host and CPU affinity; rank 0 prints one
  * SENTINEL_AFFINITY line per rank, in rank order. */
 int sb_report_affinity(MPI_Comm comm);
@@ -155,6 +161,11 @@ typedef struct {
     const char *program;
     /* Fills *options, or returns -1 after writing the problem to err. */
     int (*parse)(int argc, char **argv, void *options, char *err, size_t errlen);
+    /* Collective on MPI_COMM_WORLD after the start-up checks, before config:
+     * acquires what run needs besides memory (a GPU, sb_gpu_setup). Returns
+     * 0 on every rank, or the exit code on every rank after rank 0 printed
+     * the problem. NULL: nothing to acquire. */
+    int (*prepare)(void *options);
     /* Prints the SENTINEL_CONFIG line (rank 0). */
     void (*config)(const void *options, int world);
     /* Measures, on ranks 0 and 1 of pair; returns 0 or the exit code. */
@@ -162,9 +173,10 @@ typedef struct {
 } sb_pair_bench;
 
 /* main() of a two-rank benchmark: MPI_Init, parse into options, the checks of
- * sb_check_start (2 ranks), config on rank 0, sb_report_environment, run on
- * ranks 0 and 1. Returns the largest exit code of all ranks, after rank 0
- * printed "SENTINEL_DONE bench=<program>" if it is 0 and MPI was finalized. */
+ * sb_check_start (2 ranks), prepare (if any) on every rank, config on rank 0,
+ * sb_report_environment, run on ranks 0 and 1. Returns the largest exit code
+ * of all ranks, after rank 0 printed "SENTINEL_DONE bench=<program>" if it is
+ * 0 and MPI was finalized (prepare's exit code, MPI finalized, when it fails). */
 int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *options);
 
 /* A communicator of world ranks 0 and 1 (MPI_COMM_NULL on the others). */

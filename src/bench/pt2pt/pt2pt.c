@@ -13,14 +13,16 @@
  *               a message that has already arrived)
  * Every value is the median of --repetitions samples, each the mean over
  * --iterations operations (--windows windows for bw and bibw), printed with
- * the min and max of the samples. */
-#define _POSIX_C_SOURCE 200809L /* posix_memalign, sysconf */
+ * the min and max of the samples.
+ *
+ * --buffers device puts every buffer handed to MPI in the timed loops in GPU
+ * memory (a GPU build: make pt2pt GPU=cuda|rocm, and a GPU-aware MPI); the
+ * MPI_Bsend attach buffer stays in host memory, MPI copies into it. */
 #include "../common/bench_common.h"
+#include "../common/bench_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #define PROGRAM "pt2pt"
 #define NBUF 16
@@ -36,15 +38,19 @@ typedef struct {
     long min_size, max_size, iterations, iterations_large, windows, windows_large;
     long repetitions, warmup, window;
     unsigned metrics, modes;
+    int buffers;     /* sb_buf_kind */
+    sb_gpu_info gpu; /* --buffers device: this rank's GPU (prepare) */
 } options;
 
 typedef struct {
     MPI_Comm comm;
     int rank, peer;
-    char *buf[NBUF]; /* page-aligned, max_size bytes each: [0] receives, [1] sends */
+    sb_buf_kind kind; /* where buf[] lives (--buffers) */
+    char *buf[NBUF];  /* max_size + 1 bytes each (host: page-aligned): [0] receives, [1] sends */
     MPI_Request *reqs;
     MPI_Status *stats;
-    char *bsend;     /* attached buffer for MPI_Bsend */
+    char *bsend;     /* attached buffer for MPI_Bsend (host memory) */
+    int attached;    /* bsend is attached */
 } context;
 
 static const char usage[] =
@@ -52,19 +58,20 @@ static const char usage[] =
     "             [--modes standard,synchronous,buffered,ready,diffbuf]\n"
     "             [--min-size B] [--max-size B] [--iterations N] [--iterations-large N]\n"
     "             [--windows N] [--windows-large N] [--repetitions R] [--warmup W]\n"
-    "             [--window W]\n"
+    "             [--window W] [--buffers host|device]\n"
     "  sizes are 0 (when --min-size is 0) and the powers of two up to --max-size\n"
     "  (default 4194304); per sample --iterations (1000) operations up to 64 KiB,\n"
     "  --iterations-large (100) above, and --windows (100) / --windows-large (20)\n"
     "  windows of --window (64) messages for bw and bibw; --repetitions samples (10)\n"
     "  per value; --warmup (100) untimed operations per size before the samples,\n"
-    "  scaled by the sample's count over --iterations (10 before 20 windows)\n";
+    "  scaled by the sample's count over --iterations (10 before 20 windows)\n"
+    SB_BUFFERS_USAGE;
 
 static int parse_options(int argc, char **argv, void *opts, char *err, size_t errlen)
 {
     options *o = opts;
     *o = (options){0, 4194304, 1000, 100, 100, 20, 10, 100, 64,
-                   (1u << NMETRIC) - 1, (1u << NMODE) - 1};
+                   (1u << NMETRIC) - 1, (1u << NMODE) - 1, SB_BUF_HOST, {0, 0, ""}};
     const sb_option table[] = {
         SB_OPTION_NAMES("--metrics", &o->metrics, metric_names, NMETRIC),
         SB_OPTION_NAMES("--modes", &o->modes, mode_names, NMODE),
@@ -77,10 +84,20 @@ static int parse_options(int argc, char **argv, void *opts, char *err, size_t er
         SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 100000),
         SB_OPTION_LONG("--warmup", &o->warmup, 0, 100000000),
         SB_OPTION_LONG("--window", &o->window, 1, 4096),
+        SB_OPTION_NAME("--buffers", &o->buffers, sb_buf_kind_names, SB_NBUF_KIND),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
     return sb_check_size_range(o->min_size, o->max_size, err, errlen);
+}
+
+/* --buffers device: every rank takes its GPU before anything is printed. */
+static int prepare(void *opts)
+{
+    options *o = opts;
+    if (o->buffers != SB_BUF_DEVICE)
+        return 0;
+    return sb_gpu_setup(MPI_COMM_WORLD, PROGRAM, &o->gpu) == 0 ? 0 : 2;
 }
 
 static void print_config(const void *opts, int world)
@@ -88,8 +105,13 @@ static void print_config(const void *opts, int world)
     const options *o = opts;
     printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
            "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
-           "window=%ld\n", world, o->min_size, o->max_size, o->iterations, o->iterations_large,
-           o->windows, o->windows_large, o->repetitions, o->warmup, o->window);
+           "window=%ld buffers=%s", world, o->min_size, o->max_size, o->iterations,
+           o->iterations_large, o->windows, o->windows_large, o->repetitions, o->warmup,
+           o->window, sb_buf_kind_names[o->buffers]);
+    if (o->buffers == SB_BUF_DEVICE) /* rank 0's device */
+        printf(" gpu_runtime=%s gpu_name=%s gpu_count=%d gpu_device=%d", sb_gpu_runtime(),
+               o->gpu.name, o->gpu.count, o->gpu.device);
+    printf("\n");
 }
 
 /* Operations (windows for bw and bibw) per sample of `size` bytes. */
@@ -331,17 +353,21 @@ static void run_size(context *c, const options *o, long size, double *samples)
     }
 }
 
-static int setup(context *c, const options *o)
+/* Allocates the buffers; 0, or -1 after writing this rank's problem (if it
+ * had one) to err. */
+static int setup(context *c, const options *o, char *err, size_t errlen)
 {
     int ok = 1;
     for (int i = 0; i < NBUF; i++) {
-        /* Page-aligned as OSU's buffers, and touched so that no page fault
-         * lands in a timed region. */
+        /* Host buffers page-aligned as OSU's, and touched so that no page
+         * fault lands in a timed region; device buffers set by the runtime's
+         * memset (host code never touches them). */
         void *p = NULL;
-        ok = ok && posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), (size_t)o->max_size + 1) == 0;
+        if (ok && (p = sb_buf_alloc(c->kind, (size_t)o->max_size + 1, err, errlen)) == NULL)
+            ok = 0;
         c->buf[i] = p;
-        if (p)
-            memset(p, 'a' + i, (size_t)o->max_size + 1);
+        if (p && sb_buf_set(c->kind, p, 'a' + i, (size_t)o->max_size + 1, err, errlen) != 0)
+            ok = 0;
     }
     c->reqs = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Request));
     c->stats = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Status));
@@ -352,7 +378,7 @@ static int setup(context *c, const options *o)
     ok = ok && c->reqs && c->stats && c->bsend;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
     if (ok)
-        MPI_Buffer_attach(c->bsend, bsize);
+        c->attached = MPI_Buffer_attach(c->bsend, bsize) == MPI_SUCCESS;
     return ok ? 0 : -1;
 }
 
@@ -360,10 +386,10 @@ static void teardown(context *c)
 {
     void *b;
     int size;
-    if (c->bsend)
+    if (c->attached) /* not when setup failed before attaching */
         MPI_Buffer_detach(&b, &size);
     for (int i = 0; i < NBUF; i++)
-        free(c->buf[i]);
+        sb_buf_free(c->kind, c->buf[i]);
     free(c->reqs);
     free(c->stats);
     free(c->bsend);
@@ -373,13 +399,18 @@ static void teardown(context *c)
 static int run(MPI_Comm pair, int rank, const void *opts)
 {
     const options *o = opts;
-    context c = {.comm = pair, .rank = rank, .peer = 1 - rank};
+    context c = {.comm = pair, .rank = rank, .peer = 1 - rank, .kind = o->buffers};
     int rc = 0;
+    char why[256] = "";
     double *samples = malloc((size_t)o->repetitions * sizeof(double));
-    if (samples == NULL || setup(&c, o) != 0) {
-        char err[128];
-        snprintf(err, sizeof err, "cannot allocate %d buffers of %ld bytes", NBUF,
-                 o->max_size);
+    if (samples == NULL || setup(&c, o, why, sizeof why) != 0) {
+        char err[512];
+        if (c.kind == SB_BUF_HOST)
+            snprintf(err, sizeof err, "cannot allocate %d buffers of %ld bytes", NBUF,
+                     o->max_size);
+        else
+            snprintf(err, sizeof err, "cannot allocate %d device buffers of %ld bytes%s%s%s",
+                     NBUF, o->max_size, why[0] ? " (rank 0: " : "", why, why[0] ? ")" : "");
         sb_error(c.comm, PROGRAM, err);
         rc = 3;
     } else {
@@ -396,7 +427,7 @@ static int run(MPI_Comm pair, int rank, const void *opts)
 
 int main(int argc, char **argv)
 {
-    static const sb_pair_bench bench = {PROGRAM, parse_options, print_config, run};
+    static const sb_pair_bench bench = {PROGRAM, parse_options, prepare, print_config, run};
     options o;
     return sb_pair_main(argc, argv, &bench, &o);
 }

@@ -22,6 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from sentinel.analysis.fits import median_interval
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -77,6 +78,8 @@ class Verdict:
     level: float
     nodes: dict[str, str] = field(default_factory=dict)
     links: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The order-statistics interval of the level over the fine nodes' medians.
+    interval: tuple[float, float] | None = None
 
 
 def pairs_of(out: BenchOutput, stdout: str) -> list[Pair]:
@@ -141,8 +144,10 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
             bad = sum(sign * (v - centre) >= worse for v in mine[n])
             named[n] = (f"node {n}: {what} {math.exp(sign * (m - centre)):.1f}x {side} the "
                         f"partition median in {bad} of {len(mine[n])} pairs")
-    level = statistics.median(v for k, v in medians.items() if k not in named)
-    verdict = Verdict(what, math.exp(level), named)
+    fine_medians = [v for k, v in medians.items() if k not in named]
+    level = statistics.median(fine_medians)
+    lo, hi = median_interval(fine_medians)
+    verdict = Verdict(what, math.exp(level), named, interval=(math.exp(lo), math.exp(hi)))
     fine = {p: lg for p, lg in logs.items() if not {p.src, p.dst} & verdict.nodes.keys()}
     spread = _mad(list(fine.values())) if fine else 0.0
     slow = {(p.src, p.dst): sign * (lg - level) for p, lg in fine.items()
@@ -161,9 +166,9 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
 def values(pairs: list[Pair], bw: Verdict, latency: Verdict) -> Values:
     """The partition-level variables of a sweep."""
     out = Values(SPEC)
-    out.put("pair_bw_median", bw.level)
+    out.put("pair_bw_median", bw.level, bw.interval)
     out.put("pair_bw_worst", min(p.bw_mbs for p in pairs))
-    out.put("pair_latency_median", latency.level)
+    out.put("pair_latency_median", latency.level, latency.interval)
     out.put("pair_latency_worst", max(p.latency_us for p in pairs))
     # counts of what is wrong are zero when all is well: not a time or a rate
     out["outlier_nodes"] = (float(len(bw.nodes.keys() | latency.nodes.keys())), "1")

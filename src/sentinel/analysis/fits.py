@@ -14,10 +14,17 @@ from typing import Sequence
 
 import numpy as np
 
+from sentinel.analysis.variables import upper_bound
 from sentinel.errors import SentinelError
 
-#: A fitted slope counts as a real effect when it exceeds this many standard errors.
-SIGNIFICANCE = 3.0
+#: A fit of M whose R^2 is below this does not follow n(n-1)/2: M is not
+#: resolved by it, whatever its interval.
+MIN_R2 = 0.5
+
+#: |M| bounded below this is no per-message search cost. A list search
+#: touches one queue entry per unsuccessful match; the cheapest measured here
+#: is MPICH's over shared memory, 0.7 ns an entry: 0.1 ns is 7 times less.
+NO_SEARCH_COST_NS = 0.1
 
 
 @dataclass(frozen=True)
@@ -31,9 +38,50 @@ class MatchFit:
     points: int
 
     @property
-    def significant(self) -> bool:
-        """True when M is positive and clearly above its standard error."""
-        return self.m_us > 0 and self.m_us > SIGNIFICANCE * self.stderr_us
+    def interval_us(self) -> tuple[float, float]:
+        """The 95 % confidence interval of M (Student's t, points - 2 degrees)."""
+        half = t_quantile(self.points - 2) * self.stderr_us
+        return (self.m_us - half, self.m_us + half)
+
+    @property
+    def resolved(self) -> bool:
+        """M is above zero beyond its interval, and the line explains the points."""
+        return self.interval_us[0] > 0 and self.r2 >= MIN_R2
+
+    @property
+    def no_search_cost(self) -> bool:
+        """M is bounded below :data:`NO_SEARCH_COST_NS`, and not clearly negative.
+
+        An interval wholly below minus that bound means the reverse order was
+        faster: another effect dominates, and says nothing of the queue.
+        """
+        hi = 1e3 * self.interval_us[1]
+        return -NO_SEARCH_COST_NS < hi < NO_SEARCH_COST_NS
+
+    @property
+    def bound_ns(self) -> float:
+        """The upper bound of an unresolved M (ns): its interval's top, or its width."""
+        lo, hi = (1e3 * v for v in self.interval_us)
+        return upper_bound(lo, hi)
+
+    def describe(self, label: str) -> str:
+        """``tag M = 0.72 ns (0.70 .. 0.74, R^2 0.99)`` or ``tag M < 0.02 ns (...)``."""
+        lo, hi = (1e3 * v for v in self.interval_us)
+        if self.resolved:
+            return f"{label} M = {1e3 * self.m_us:.3g} ns ({lo:.3g} .. {hi:.3g}, R^2 {self.r2:.2f})"
+        return f"{label} M < {self.bound_ns:.2g} ns ({lo:.3g} .. {hi:.3g}, R^2 {self.r2:.2f})"
+
+    def unresolved_why(self) -> str:
+        """Why M is unresolved, after its bound: ``< 0.02 ns: its interval ...``."""
+        lo, hi = (1e3 * v for v in self.interval_us)
+        if hi < 0:
+            why = (f"its interval {lo:.3g} .. {hi:.3g} ns lies below 0: the reverse order "
+                   "was faster, another effect hides the matching cost")
+        elif lo <= 0:
+            why = f"its interval {lo:.3g} .. {hi:.3g} ns includes 0"
+        else:
+            why = f"R^2 {self.r2:.2f} is below {MIN_R2}: Diff does not follow n(n-1)/2"
+        return f"< {self.bound_ns:.2g} ns: {why} (fit over {self.points} batch sizes)"
 
 
 def fit_matching(ns: Sequence[int], diffs_us: Sequence[float], legs: int) -> MatchFit:
@@ -66,23 +114,40 @@ def _r2(fit, y: np.ndarray) -> float:
     return float(fit.rvalue) ** 2
 
 
-def queue_model(tag: MatchFit, comm: MatchFit) -> str:
-    """Infer whether the library keeps one matching queue for all communicators.
+#: The queue models :func:`queue_model` infers.
+SHARED = "shared"
+PER_COMMUNICATOR = "per-communicator"
+NO_SEARCH_COST = "no per-message search cost"
+INCONCLUSIVE = "inconclusive"
 
-    Returns ``shared``, ``per-communicator`` or ``inconclusive``.
 
-    With one queue per communicator the communicator algorithm's Diff is flat
-    (its M is near zero); with one shared queue it grows like the tag
-    algorithm's. Undecidable when the tag algorithm shows no matching cost.
+def queue_model(tag: MatchFit, comm: MatchFit | None) -> tuple[str, str]:
+    """The matching-queue model of one queue, and the evidence for it.
+
+    * ``shared``: the tag algorithm's M is resolved and the communicator
+      algorithm's (one communicator per message) is at least half of it:
+      all communicators' entries are searched together;
+    * ``per-communicator``: the tag M is resolved, the communicator M's
+      interval lies below a quarter of it: each communicator has its queue;
+    * ``no per-message search cost``: the tag M is bounded below
+      :data:`NO_SEARCH_COST_NS` and not clearly negative, and the
+      communicator algorithm resolves no M above that either (hashed or
+      bucketed queues; a search hidden behind a slow transport's own time
+      looks the same: it costs nothing there);
+    * ``inconclusive``: anything else, with the numbers that leave it open.
     """
-    if not tag.significant:
-        return "inconclusive"
-    ratio = comm.m_us / tag.m_us
-    if comm.significant and ratio >= 0.5:
-        return "shared"
-    if ratio < 0.25:
-        return "per-communicator"
-    return "inconclusive"
+    evidence = tag.describe("tag") + ("; " + comm.describe("comm") if comm else "")
+    if tag.no_search_cost and (comm is None or comm.no_search_cost or not comm.resolved):
+        return NO_SEARCH_COST, evidence
+    if tag.resolved:
+        if comm is None:
+            return INCONCLUSIVE, evidence + "; communicators not measured"
+        if comm.resolved and comm.m_us >= 0.5 * tag.m_us:
+            return SHARED, evidence
+        if comm.interval_us[1] < 0.25 * tag.m_us:
+            return PER_COMMUNICATOR, evidence
+        return INCONCLUSIVE, evidence
+    return INCONCLUSIVE, evidence
 
 
 @dataclass(frozen=True)
@@ -97,6 +162,11 @@ class HockneyFit:
     #: The fitted intercept (us), for reference.
     intercept_us: float
     r2: float
+    #: The range of the 0-16 byte sizes' times lambda is the mean of.
+    lambda_interval_us: tuple[float, float] = (math.nan, math.nan)
+    #: 95 % interval of b from the slope's; None when the slope's interval
+    #: reaches zero (the sizes measured do not bound b from above).
+    b_interval_mbs: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +197,36 @@ def hockney_fit(times_us: dict[int, float]) -> HockneyFit:
     y = np.array([times_us[int(s)] for s in x])
     fit = _line(x, y)
     b = 1.0 / fit.slope if fit.slope > 0 else math.inf  # bytes/us == MB/s
-    return HockneyFit(float(np.mean(small)), float(b), float(fit.intercept), _r2(fit, y))
+    half = t_quantile(len(x) - 2) * fit.stderr
+    lo_slope, hi_slope = fit.slope - half, fit.slope + half
+    b_interval = (1.0 / hi_slope, 1.0 / lo_slope) if lo_slope > 0 else None
+    return HockneyFit(float(np.mean(small)), float(b), float(fit.intercept), _r2(fit, y),
+                      (float(min(small)), float(max(small))), b_interval)
+
+
+def t_quantile(dof: int, coverage: float = 0.95) -> float:
+    """Student's t quantile of a two-sided interval of ``coverage`` with ``dof`` degrees."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + coverage / 2, max(dof, 1)))
+
+
+def median_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The distribution-free interval of the median (order statistics, >= 95 %).
+
+    x(j) .. x(n+1-j) with j the largest rank with P(Binomial(n, 1/2) < j) <=
+    0.025; below 9 values the range, which covers the median with
+    probability 1 - 2^(1-n). The same rule as the C benchmarks'
+    ``sb_median_interval``.
+    """
+    from scipy import stats
+
+    ordered = sorted(values)
+    n = len(ordered)
+    j = 1
+    while j < (n + 1) // 2 and stats.binom.cdf(j, n, 0.5) <= 0.025:
+        j += 1
+    return (float(ordered[j - 1]), float(ordered[n - j]))
 
 
 def switch_points(times_us: dict[int, float], fit: HockneyFit, factor: float = 3.0) -> list[int]:

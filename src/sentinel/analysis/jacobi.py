@@ -43,6 +43,27 @@ SPEC = CheckSpec(
 )
 
 
+#: The share of a node's memory the grids of one launch may take (the rest:
+#: the system, MPI's buffers, the page cache).
+MEMORY_SHARE = 0.9
+
+
+def grid_bytes_per_core(edge: int) -> int:
+    """Bytes of the two ``edge``^3 grids with their halos that each core's share holds.
+
+    Weak scaling gives every rank ``edge``^3 points (threads replace ranks
+    along the first dimension, so a core's share is the same).
+    """
+    return 2 * (edge + 2) ** 3 * 8
+
+
+def fitting_series(series: list[int], per_node: int, cores_per_rank: int, edge: int,
+                   memory_bytes: int) -> list[int]:
+    """The N of ``series`` whose grids fit :data:`MEMORY_SHARE` of a node's memory."""
+    need = grid_bytes_per_core(edge) * cores_per_rank
+    return [n for n in series if min(n, per_node) * need <= MEMORY_SHARE * memory_bytes]
+
+
 @dataclass(frozen=True)
 class JacobiRun:
     """What one run of the benchmark was and measured (means over repetitions)."""
@@ -57,6 +78,15 @@ class JacobiRun:
     sweep_s: float             # seconds per iteration of the slowest rank
     mlups: float
     checksum: float
+    #: The range of the sweep time over the repetitions (its interval)
+    sweep_interval_s: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def mlups_interval(self) -> tuple[float, float]:
+        """The interval of MLUP/s that the sweep time's interval gives."""
+        lo, hi = self.sweep_interval_s
+        rate = self.mlups * self.sweep_s
+        return (rate / hi if hi > 0 else 0.0, rate / lo if lo > 0 else float("inf"))
 
 
 def halo_bytes(edge: int, k: int) -> float:
@@ -109,6 +139,8 @@ def analyse(out: BenchOutput, stdout: str) -> JacobiRun:
         # the rate of the mean sweep time, so that mlups and t_sweep agree
         sweep_s=sweep, mlups=points / sweep / 1e6,
         checksum=_one(out, "JACOBI_RESULT", stdout).number("checksum"),
+        sweep_interval_s=(min(r.number("sweep_s") for r in reps),
+                          max(r.number("sweep_s") for r in reps)),
     )
 
 
@@ -120,8 +152,12 @@ def values(run: JacobiRun) -> Values:
     out = Values(SPEC)
     for phase, t in run.phases.items():
         out.put("t_{phase}_N{n}", t, phase=phase, n=run.ranks)
-    out.put("t_{phase}_N{n}", run.sweep_s, phase="sweep", n=run.ranks)
-    out.put("mlups_N{n}", run.mlups, n=run.ranks)
+    out.put("t_{phase}_N{n}", run.sweep_s, run.sweep_interval_s, phase="sweep", n=run.ranks)
+    lo, hi = run.mlups_interval
+    if hi == float("inf"):  # the sweep time's interval reaches 0: no upper bound
+        out.put("mlups_N{n}", run.mlups, n=run.ranks)
+    else:
+        out.put("mlups_N{n}", run.mlups, (lo, hi), n=run.ranks)
     return out
 
 
@@ -135,7 +171,9 @@ def model_values(run: JacobiRun, single_sweep_s: float, bandwidth_mbs: float,
                         latency_us)
     out = Values(SPEC)
     out.put("model_mlups_N{n}", model, n=run.ranks)
-    out.put("model_ratio_N{n}", run.mlups / model, n=run.ranks)
+    lo, hi = run.mlups_interval
+    interval = (lo / model, hi / model) if hi != float("inf") else None
+    out.put("model_ratio_N{n}", run.mlups / model, interval, n=run.ranks)
     return out
 
 

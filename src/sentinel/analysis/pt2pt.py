@@ -10,9 +10,10 @@ standard-mode half round trip:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sentinel.analysis.fits import hockney_fit, switch_points
-from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, PerfVar, Values
+from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
 
@@ -50,6 +51,13 @@ SPEC = CheckSpec(
     ),
 )
 
+#: Where the message buffers of the GPU variant live: host memory, or the
+#: GPU's (``pt2pt --buffers device``, a CUDA-aware or ROCm-aware MPI).
+BUFFERS = ("host", "device")
+
+#: What Pt2ptGpuCheck reports: Pt2ptCheck's variables, indexed by the buffers too.
+GPU_SPEC = replace(SPEC, checks=("Pt2ptGpuCheck",), levels=(Level("buffers", BUFFERS),))
+
 
 def curves(out: BenchOutput) -> dict[tuple[str, str], dict[int, float]]:
     """(metric, mode) -> size -> median (us, or MB/s for bw and bibw)."""
@@ -58,6 +66,21 @@ def curves(out: BenchOutput) -> dict[tuple[str, str], dict[int, float]]:
         metric = rec.text("metric")
         key = "median_mbs" if metric in ("bw", "bibw") else "median_us"
         table.setdefault((metric, rec.text("mode")), {})[rec.integer("bytes")] = rec.number(key)
+    return table
+
+
+def ranges(out: BenchOutput) -> dict[tuple[str, str], dict[int, tuple[float, float]]]:
+    """(metric, mode) -> size -> (smallest, largest) of the samples, in the curve's unit.
+
+    The range of n samples covers their median with probability 1 - 2^(1-n)
+    (94 % for the default 5 repetitions): the interval of each median.
+    """
+    table: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
+    for rec in out.of("PT2PT"):
+        metric = rec.text("metric")
+        unit = "mbs" if metric in ("bw", "bibw") else "us"
+        table.setdefault((metric, rec.text("mode")), {})[rec.integer("bytes")] = (
+            rec.number(f"min_{unit}"), rec.number(f"max_{unit}"))
     return table
 
 
@@ -71,30 +94,35 @@ def _spread(out: BenchOutput, size: int) -> float:
 
 def analyse(out: BenchOutput) -> tuple[Values, list[int]]:
     """Performance values; also the latency curve's protocol switch sizes."""
-    table = curves(out)
+    table, spans = curves(out), ranges(out)
     values = Values(SPEC)
     switches: list[int] = []
     lat = table.get(("latency", "standard"))
     if lat:
+        lat_spans = spans[("latency", "standard")]
         for size, t in lat.items():
-            values.put("latency_{size}B", t, size=size)
+            values.put("latency_{size}B", t, lat_spans[size], size=size)
         if 8 in lat:
             values.put("latency_8B_spread", _spread(out, 8))
         fit = hockney_fit(lat)
-        values.put("fit_lambda", fit.lambda_us)
-        values.put("fit_bw", fit.b_mbs)
+        values.put("fit_lambda", fit.lambda_us, fit.lambda_interval_us)
+        if fit.b_interval_mbs is None:
+            values.unresolve("fit_bw", f"the latency curve up to {max(lat)} B does not bound "
+                                       "b from above: its slope's interval reaches 0")
+        else:
+            values.put("fit_bw", fit.b_mbs, fit.b_interval_mbs)
         switches = switch_points(lat, fit)
     for (metric, mode), curve in table.items():
         if metric == "latency" and mode != "standard" and 8 in curve:
             values.put("latency_{mode}_8B", curve[8], mode=mode)
         elif metric == "unilatency" and 8 in curve:
             values.put("unilatency_8B", curve[8])
-        elif metric == "bw":
-            values.put("bw_peak", max(curve.values()))
-            for size, v in curve.items():
-                values.put("bw_{size}B", v, size=size)
-        elif metric == "bibw":
-            values.put("bibw_peak", max(curve.values()))
+        elif metric in ("bw", "bibw"):
+            peak = max(curve, key=curve.__getitem__)
+            values.put(f"{metric}_peak", curve[peak], spans[(metric, mode)][peak])
+            if metric == "bw":
+                for size, v in curve.items():
+                    values.put("bw_{size}B", v, spans[(metric, mode)][size], size=size)
     if ("logp_g0", "standard") in table:
         values.merge(logp(table))
     return values, switches

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sentinel.analysis.fits import hockney_fit, switch_points
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.parsers.imb import ImbOutput
@@ -119,6 +121,24 @@ OSU_SPEC = CheckSpec(
     ),
     levels=(Level("benchmark", tuple(name for name, _ in OSU_BENCHMARKS)),),
 )
+
+
+#: OSU's point-to-point programs that take a buffer location per rank.
+OSU_GPU_BENCHMARKS = tuple(b for b in OSU_BENCHMARKS
+                           if b[0] in ("osu_latency", "osu_bw", "osu_bibw"))
+
+#: Where OsuGpuCheck puts the buffers of ranks 0 and 1 (OSU's ``D D``, ``H D``, ``D H``).
+OSU_BUFFERS = {"device": ("D", "D"), "host-device": ("H", "D"), "device-host": ("D", "H")}
+
+#: What OsuGpuCheck reports: OsuCheck's variables, indexed by the buffers too.
+OSU_GPU_SPEC = replace(OSU_SPEC, checks=("OsuGpuCheck",),
+                       levels=(Level("benchmark", tuple(b for b, _ in OSU_GPU_BENCHMARKS)),
+                               Level("buffers", tuple(OSU_BUFFERS))))
+
+
+def osu_gpu_options(runtime: str, buffers: str) -> list[str]:
+    """OSU's ``-d cuda D D``: the GPU runtime and where each rank's buffers live."""
+    return ["-d", runtime, *OSU_BUFFERS[buffers]]
 
 
 def osu_values(out: OsuOutput, program: str) -> tuple[Values, list[int]]:

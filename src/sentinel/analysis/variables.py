@@ -33,10 +33,22 @@ NEUTRAL = "neutral"
 
 #: Units of quantities that are positive by nature: a time or a rate of zero
 #: or below was not measured, whatever the arithmetic gave.
-POSITIVE_UNITS = frozenset({"us", "s", "MB/s", "MLUP/s", "messages/s"})
+POSITIVE_UNITS = frozenset({"ns", "us", "s", "MB/s", "MLUP/s", "messages/s"})
+
+#: Coverage of the intervals the analysis gives its values (see :class:`Values`).
+COVERAGE = 0.95
 
 #: Reference index levels every check has, in this order.
 BASE_INDEX = ("$partition", "$environ", "transport_name", "mapping")
+
+
+def upper_bound(lo: float, hi: float) -> float:
+    """What an interval ``lo .. hi`` that reaches zero bounds a positive quantity by.
+
+    Its top; or, with the whole interval at or below zero, its width (the
+    resolution of the measurement).
+    """
+    return hi if hi > 0 else hi - lo
 
 
 @dataclass(frozen=True)
@@ -113,6 +125,19 @@ class PerfVar:
             return f"{value:.4g} {self.unit} is above {high:g} {self.unit}, the plausible ceiling"
         return ""
 
+    def unresolved_interval(self, lo: float, hi: float) -> str:
+        """Why a value with the interval ``lo .. hi`` is not resolved; '' if it is.
+
+        A quantity positive by nature whose interval reaches zero is not
+        resolved by the run: it is reported by its bound, ``< hi`` (or, with
+        the whole interval at or below zero, ``< hi - lo``, the resolution).
+        """
+        if self.signed or self.unit not in POSITIVE_UNITS or lo > 0:
+            return ""
+        bound = upper_bound(lo, hi)
+        return (f"< {bound:.2g} {self.unit}: its interval {lo:.3g} .. {hi:.3g} {self.unit} "
+                f"includes 0 ({self.meaning})")
+
     def name(self, **fields: object) -> str:
         """The variable's name for these field values; a value not declared is an error."""
         name = self.template.format(**fields)
@@ -171,32 +196,53 @@ class CheckSpec:
 class Values(dict):
     """Performance values of one test: name -> (value, unit), emitted by declaration.
 
-    A value its declaration calls implausible (:meth:`PerfVar.implausible`)
-    is not a value: it goes to :attr:`unresolved`, name -> why, and is never
-    reported as a number, compared with a reference or calibrated.
+    A value may come with its interval (``lo, hi``, same unit, about
+    :data:`COVERAGE` of the runs' variation: a fit's confidence interval, the
+    order-statistics interval of a median): kept in :attr:`intervals`.
+
+    A value its declaration calls implausible (:meth:`PerfVar.implausible`),
+    or whose interval reaches zero (:meth:`PerfVar.unresolved_interval`), is
+    not a value: it goes to :attr:`unresolved`, name -> why (with its bound
+    where it has an interval), and is never reported as a number, compared
+    with a reference or calibrated.
     """
 
     def __init__(self, spec: CheckSpec) -> None:
         super().__init__()
         self.spec = spec
         self.unresolved: dict[str, str] = {}
+        self.intervals: dict[str, tuple[float, float]] = {}
 
-    def put(self, template: str, value: float, **fields: object) -> None:
-        """Record ``value`` as the variable ``template`` with ``fields`` filled in."""
+    def put(self, template: str, value: float, interval: tuple[float, float] | None = None,
+            **fields: object) -> None:
+        """Record ``value`` (within ``interval``) as ``template`` with ``fields`` filled in."""
         var = self.spec.var(template)
         name = var.name(**fields)
-        why = var.implausible(value)
+        why = ""
+        if interval is not None:
+            why = var.unresolved_interval(*interval)
+        why = why or var.implausible(value)
         if why:
-            self.unresolved[name] = why
-            self.pop(name, None)
+            self.unresolve(name, why)
+            return
+        self[name] = (value, var.unit)
+        self.unresolved.pop(name, None)
+        if interval is None:
+            self.intervals.pop(name, None)
         else:
-            self[name] = (value, var.unit)
-            self.unresolved.pop(name, None)
+            self.intervals[name] = (float(interval[0]), float(interval[1]))
+
+    def unresolve(self, name: str, why: str) -> None:
+        """Report the variable ``name`` as unresolved, saying why (and its bound)."""
+        self.unresolved[name] = why
+        self.pop(name, None)
+        self.intervals.pop(name, None)
 
     def merge(self, other: Values) -> None:
-        """Add the values and the unresolved ones of ``other``."""
+        """Add the values, intervals and the unresolved ones of ``other``."""
         self.update(other)
         self.unresolved.update(other.unresolved)
+        self.intervals.update(other.intervals)
 
 
 _REGISTRY: dict[str, CheckSpec] = {}

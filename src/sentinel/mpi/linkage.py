@@ -63,6 +63,12 @@ def mpi_libraries(ldd_text: str) -> list[tuple[str, str | None]]:
     return found
 
 
+def resolved(ldd_text: str) -> str:
+    """The MPI libraries ``ldd`` resolved, ``libmpi.so.40 => /lib/.../libmpi.so.40``; '' if none."""
+    return "; ".join(f"{soname} => {path or 'not found'}"
+                     for soname, path in mpi_libraries(ldd_text))
+
+
 @lru_cache(maxsize=64)
 def _identify_file(path: str, _mtime: float, _size: int) -> str | None:
     with open(path, "rb") as fp:

@@ -35,6 +35,32 @@ _SRUN: Mapping[str, list[str]] = {
 }
 
 
+#: PBS placement by mapping: ``node`` one chunk (of ``mpiprocs`` ranks) per
+#: host, the others all chunks on one host; and every host the job's alone
+#: (``excl``): a benchmark shares no node with another job.
+_PBS_PLACE: Mapping[str, str] = {"core": "pack:excl", "socket": "pack:excl",
+                                 "node": "scatter:excl"}
+
+
+def scheduler_options(scheduler: str, mapping: str) -> list[str]:
+    """Job options that realise ``mapping`` under a PBS Pro / OpenPBS or Torque scheduler.
+
+    ReFrame writes ``-l select=<nodes>:mpiprocs=<ranks per node>:ncpus=..``
+    for ``pbs``/``pbspro`` and ``-l nodes=<nodes>:ppn=..`` for ``torque``
+    from the test's tasks; PBS then still may put two chunks on one host,
+    ``place=scatter`` forbids it. Torque's ``nodes=N`` are N distinct hosts;
+    ``-n`` asks for them exclusively. Other schedulers: none (Slurm's
+    placement is the launcher's, its exclusivity the partition's access).
+    """
+    if mapping not in MAPPINGS:
+        raise SentinelError(f"unknown mapping {mapping!r} (known: {', '.join(MAPPINGS)})")
+    if scheduler in ("pbs", "pbspro"):
+        return [f"-l place={_PBS_PLACE[mapping]}"]
+    if scheduler == "torque":
+        return ["-n"]
+    return []
+
+
 #: OpenMP threads per rank, by what they fill: one core, a NUMA domain, a
 #: socket, a whole node (the counts come from each partition's topology).
 THREAD_LEVELS = ("one", "numa", "socket", "node")

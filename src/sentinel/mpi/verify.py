@@ -9,12 +9,25 @@ from sentinel.mpi.transports import UCX_CLASSES, Transport
 
 _PML = re.compile(r"selected (\w+) best priority")
 _BML = re.compile(r"mca: bml: Using (\w+) btl for send to")
-_UCX_EP = re.compile(r"ep_cfg\[\d+\]: tag\(([^)]*)\)")
+# UCX up to 1.14: "ep_cfg[1]: tag(rc_mlx5/mlx5_0:1)"; from 1.15: "<context>
+# inter-node cfg#6 tag(rc_mlx5/mlx5_0:1)" (openucx/ucx ucp_worker.c, ucp_ep.c)
+_UCX_EP = re.compile(r"(?:ep_cfg\[\d+\]:|(?:self|intra-node|inter-node) cfg#\d+) tag\(([^)]*)\)")
+# Open MPI 4.x "mtl:ofi:prov: <provider>" (its "mtl:ofi:provider:" is the
+# domain); 5.x "mtl:ofi:provider: <provider>" with "mtl:ofi:provider:domain:"
 _OMPI_OFI = re.compile(r"mtl:ofi:prov: (\S+)")
+_OMPI5_OFI = re.compile(r"mtl:ofi:provider: (\S+)")
+_OMPI5_DOMAIN = "mtl:ofi:provider:domain:"
 _IMPI_FABRICS = re.compile(r"MPI startup\(\): I_MPI_FABRICS=(\S+)")
-_IMPI_PROVIDER = re.compile(r"MPI startup\(\): libfabric provider: (\S+)")
-_MPICH_NETMOD = re.compile(r"==== (\w+) netmod Capability")
-_MPICH_PROVIDER = re.compile(r"[Pp]rovider(?: name)?\s*[:=]\s*([\w;]+)")
+# Intel MPI "MPI startup(): libfabric provider: tcp"; MPICH 3.4 the same
+# line, MPICH 4.x "libfabric provider: tcp - <fabric>"
+_OFI_PROVIDER = re.compile(r"libfabric provider: ([\w;]+)")
+_MPICH_UCX = "==== UCX netmod Capability ===="
+# printed by MPICH's OFI netmod only (ofi_init.c dump_global_settings)
+_MPICH_OFI = "==== Capability set configuration ===="
+_OMPI_TCP_IF = re.compile(r"btl: tcp: Using interface: (\S+)")
+# A row of Intel MPI's NIC pinning table: rank, (2021.13+: thread id,) NIC;
+# the CPU pinning table's rows have more columns.
+_IMPI_NIC = re.compile(r"MPI startup\(\): \d+\s+(?:\d+\s+)?([A-Za-z]\S*)\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -27,6 +40,8 @@ class Selection:
     ofi: set[str] = field(default_factory=set)
     fabrics: set[str] = field(default_factory=set)
     netmod: set[str] = field(default_factory=set)
+    #: Network interfaces an IP transport used.
+    interface: set[str] = field(default_factory=set)
 
     def describe(self) -> str:
         """A compact 'pml=ob1 btl=tcp' summary of what was seen."""
@@ -43,12 +58,19 @@ def observe(text: str) -> Selection:
         tls = [lane.split("/")[0] for lane in lanes.split()]
         if "self" not in tls:  # skip the loopback endpoint to the rank itself
             sel.ucx.update(tls)
-    for chain in _OMPI_OFI.findall(text) + _IMPI_PROVIDER.findall(text):
+            sel.interface.update(lane.split("/", 1)[1].split(":")[0] for lane in lanes.split()
+                                 if lane.startswith("tcp/"))
+    chains = _OMPI_OFI.findall(text) or (_OMPI5_OFI.findall(text) if _OMPI5_DOMAIN in text
+                                         else [])
+    for chain in chains + _OFI_PROVIDER.findall(text):
         sel.ofi.add(chain.split(";")[0])
     sel.fabrics.update(_IMPI_FABRICS.findall(text))
-    sel.netmod.update(m.lower() for m in _MPICH_NETMOD.findall(text))
-    if "ofi" in sel.netmod:
-        sel.ofi.update(c.split(";")[0] for c in _MPICH_PROVIDER.findall(text))
+    sel.interface.update(_OMPI_TCP_IF.findall(text))
+    sel.interface.update(_IMPI_NIC.findall(text))
+    if _MPICH_UCX in text:
+        sel.netmod.add("ucx")
+    if _MPICH_OFI in text:
+        sel.netmod.add("ofi")
     return sel
 
 

@@ -1,14 +1,20 @@
 """``sentinel``: a thin layer over reframe for what a site does around runs.
 
     sentinel calibrate --partition local:cpu [--runs 5] -- -n Pt2ptCheck ...
+    sentinel calibrate --partition local:cpu --from-reports reports/run-report-*.json
     sentinel report [RUN_REPORT ...] [--db FILE] [--out DIR]
     sentinel plan --system SYSTEM [--mode MODE] [-C extra.py ...] [--json] [-- reframe args]
+    sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
 ``<references>/<system>.yaml`` (median, tolerance from the spread: see
 :mod:`sentinel.results.calibrate`) and prints the diff. Other partitions' entries
-are never touched.
+are never touched. ``--from-reports`` takes the runs from earlier run reports
+(nightly sessions, say) instead of running the selection.
+
+``changes`` prints the change points of the headline variables over the
+sessions of the results database (see :mod:`sentinel.results.changes`).
 
 ``report`` writes ``sentinel-report.html`` (self-contained), ``.json`` and
 ``.csv`` under ``<output>/reports`` from the given run reports (default: the
@@ -41,7 +47,8 @@ from pathlib import Path
 
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, repo_root, results_db
-from sentinel.results import calibrate, plan, report
+from sentinel.results import calibrate, changes, plan, report
+from sentinel.results.report.load import Inputs, load_history
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="check file or directory to load, repeatable (default: checks/; "
                         "naming the file of the selected checks saves loading the others)")
     c.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    c.add_argument("--from-reports", type=Path, nargs="+", default=None, metavar="REPORT",
+                   help="calibrate from these JSON run reports of earlier runs (nightly "
+                        "sessions, say) instead of running the selection --runs times")
     c.add_argument("selection", nargs=argparse.REMAINDER,
                    help="after --: reframe options selecting the checks (-n, -p, -S, --mode)")
     r = sub.add_parser("report", help="write the HTML report and the JSON/CSV summaries")
@@ -80,7 +90,30 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, default=None,
                    help="directory to write to (default <output>/reports)")
     _plan_parser(sub)
+    _changes_parser(sub)
     return p
+
+
+def _changes_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("changes", help="change points of every performance variable over the "
+                                       "sessions in the results database")
+    p.add_argument("--db", type=Path, default=None,
+                   help="results database (default $SENTINEL_RESULTS_DB or "
+                        "<output>/var/results.db)")
+    p.add_argument("--pvalue", type=float, default=changes.PVALUE,
+                   help=f"significance of a change point (default {changes.PVALUE})")
+    p.add_argument("--permutations", type=int, default=changes.PERMUTATIONS,
+                   help=f"permutations of each significance test (default "
+                        f"{changes.PERMUTATIONS})")
+    p.add_argument("--min-shift", type=float, default=changes.MIN_SHIFT,
+                   help=f"smallest relative shift of the median reported (default "
+                        f"{changes.MIN_SHIFT})")
+    p.add_argument("--variables", default="",
+                   help="regular expression matching in full the variables to look at "
+                        "(default: the headline variables; '.*' for all)")
+    p.add_argument("--mode", default=None,
+                   help="only the sessions run in this mode (--session-extras=mode=..., "
+                        "as the nightly mode marks its sessions), e.g. nightly")
 
 
 def _plan_parser(sub: argparse._SubParsersAction) -> None:
@@ -133,10 +166,28 @@ def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, d
     return reports
 
 
+def _read_reports(paths: list[Path]) -> list[tuple[str, dict]]:
+    """The run reports named by ``--from-reports``; one that cannot be read is an error."""
+    reports = []
+    for path in paths:
+        try:
+            reports.append((str(path), json.loads(path.read_text())))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise SentinelError(f"--from-reports {path}: not a readable JSON run report "
+                                f"({err})") from None
+    return reports
+
+
 def calibrate_command(args: argparse.Namespace) -> int:
-    """Run the selection, compute the references, merge, diff, write."""
+    """Run the selection (or read earlier runs), compute the references, merge, diff, write."""
+    if args.from_reports:
+        if args.selection:
+            raise SentinelError("--from-reports takes the runs from the reports: give no "
+                                "selection after --")
+        args.runs = len(args.from_reports)
     if args.runs < 2:
-        raise SentinelError("--runs must be at least 2: the tolerance comes from the spread")
+        raise SentinelError("at least 2 runs (--runs, --from-reports): the tolerance comes "
+                            "from the spread")
     if ":" not in args.partition:
         raise SentinelError(f"--partition {args.partition!r}: expected system:partition")
     floor = calibrate.floors(args.floor)  # a bad --floor fails before the runs
@@ -145,8 +196,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
             raise SentinelError(f"--checks {path}: no such file or directory")
     system = args.partition.split(":", 1)[0]
     path = (args.references or references_dir()) / f"{system}.yaml"
-    with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
-        reports = _run_selection(args, Path(tmp))
+    if args.from_reports:
+        reports = _read_reports(args.from_reports)
+    else:
+        with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
+            reports = _run_selection(args, Path(tmp))
     series = calibrate.collect(reports)
     refs, notes = calibrate.references(series, args.runs, args.k,
                                        floor, args.variables)
@@ -247,7 +301,37 @@ def plan_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-_COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command}
+def changes_command(args: argparse.Namespace) -> int:
+    """Print each change point, oldest first: when, what, how much, how sure, which way."""
+    if not 0 < args.pvalue < 1:
+        raise SentinelError(f"--pvalue {args.pvalue}: must be between 0 and 1")
+    if args.permutations < 19:
+        raise SentinelError(f"--permutations {args.permutations}: at least 19, so that a "
+                            "p-value of 0.05 can be reached")
+    if args.min_shift < 0:
+        raise SentinelError(f"--min-shift {args.min_shift}: must be 0 or more")
+    try:
+        wanted = re.compile(args.variables) if args.variables else None
+    except re.error as err:
+        raise SentinelError(f"--variables {args.variables!r}: {err}") from None
+    db = args.db or results_db()
+    if not db.exists():
+        raise SentinelError(f"{db}: no results database (run reframe first)")
+    inputs = Inputs()
+    load_history(db, inputs)
+    for problem in inputs.problems:
+        print(f"sentinel changes: left out: {problem}", file=sys.stderr)
+    history = [s for s in inputs.history if args.mode is None or s[0].get("mode") == args.mode]
+    found = changes.find(history, args.pvalue, args.permutations, args.min_shift,
+                         headline_only=wanted is None)
+    found = [c for c in found if wanted is None or wanted.fullmatch(c.variable)]
+    for line in changes.render(found, history, args.pvalue):
+        print(line)
+    return 1 if inputs.problems else 0
+
+
+_COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
+             "changes": changes_command}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,11 +27,11 @@ import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core import runtime
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import ReframeFatalError, SanityError
+from reframe.core.exceptions import ReframeError, ReframeFatalError, SanityError
 
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.linkage import linkage_problems
+from sentinel.mpi.linkage import linkage_problems, resolved
 from sentinel.mpi.placement import (
     MAPPINGS,
     RankPlacement,
@@ -39,18 +39,32 @@ from sentinel.mpi.placement import (
     launcher_settings,
     parse_cpu_list,
     placement_problems,
+    scheduler_options,
     tasks_per_node,
 )
-from sentinel.mpi.transports import CATALOGUE, Transport
+from sentinel.mpi.transports import CATALOGUE, Transport, declared, resolve
 from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
+from sentinel.parsers.provenance import (
+    FACTS,
+    gather_command,
+    library_version,
+    logged_versions,
+    not_found,
+    parse_facts,
+)
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
-from sentinel.rfm import reframe_fixes, series
+from sentinel.rfm import offered, reframe_fixes, series
+from sentinel.rfm.build import BuildFixture
 from sentinel.rfm.cmdline import option_values, setvar_values
 from sentinel.rfm.variants import variant_name
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
 LDD_FILE = "rfm_ldd.txt"
+
+#: Where the job writes the facts of its node a result depends on (kernel,
+#: CPU model, UCX and libfabric versions: :mod:`sentinel.parsers.provenance`).
+PROVENANCE_FILE = "rfm_provenance.txt"
 
 #: MPICH before 4.2 (ch4:ucx) can deadlock in MPI_Finalize: one rank waits in
 #: a PMI barrier while the other still needs it to complete a UCX disconnect
@@ -89,15 +103,20 @@ def offered_transports() -> list[str]:
     environments, about 20 ms each: generating the 39 catalogue transports
     where a system offers 15 cost a site listing most of its time. Before
     ReFrame has a runtime (the configuration checking ``-S`` values), the
-    whole catalogue. Each family offered also gets its series job
+    whole catalogue, with the transports pinned to an interface that an
+    environment of the configuration declares (:mod:`sentinel.rfm.offered`).
+    Each family offered also gets its series job
     (``openmpi/all``, :mod:`sentinel.rfm.series`).
     """
     features = _environ_features()
-    keys = sorted(key for key, t in CATALOGUE.items()
-                  if features is None or any({t.family, t.name} <= f for f in features))
+    if features is None:  # before a runtime: the catalogue and what the configuration pins
+        keys = sorted(set(CATALOGUE) | {t.key for f in offered.declared_features()
+                                        for t in declared(f)})
+    else:
+        keys = sorted({t.key for f in features for t in declared(f)})
     if not _packing_asked():
         return keys
-    families = sorted({CATALOGUE[key].family for key in keys})
+    families = sorted({resolve(key).family for key in keys})
     return keys + [series.series_key(family) for family in families]
 
 
@@ -185,6 +204,21 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: :default: ``''`` (set before sanity)
     mpi_linkage = variable(str, value="", loggable=True)
 
+    #: What the result depends on, one short name each: ``mpi`` (the
+    #: library's version string), ``mpi_library`` (the file ``ldd`` resolved
+    #: it to in the job), ``ucx`` and ``libfabric`` (the versions the
+    #: libraries logged they loaded, else those of ``ucx_info``/``fi_info`` on
+    #: the node's ``PATH``), ``compiler`` (of the build), ``spack_spec`` (a
+    #: Spack build: the spec and what Spack installed), ``transport_env`` (the
+    #: variables that select the transport), ``kernel``, ``nodes``, ``cpu``. A
+    #: value that could not be read is ``not found (<why>)``. Lands in the run
+    #: report and the results database with the test case
+    #: (:mod:`sentinel.results.provenance` compares two sessions').
+    #:
+    #: :type: :class:`Dict[str, str]`
+    #: :default: ``{}`` (set before sanity; a series job has none of its own)
+    provenance = variable(typ.Dict[str, str], value={}, loggable=True)
+
     #: What the library's log showed about its transport selection.
     #:
     #: :type: :class:`str`
@@ -198,6 +232,15 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #: :type: :class:`Dict[str, str]`
     #: :default: ``{}`` (set by sanity)
     unresolved = variable(typ.Dict[str, str], value={}, loggable=True)
+
+    #: The interval of each performance value that has one, ``[low, high]``
+    #: in the value's unit (about 95 %: a fit's confidence interval, the
+    #: order-statistics interval of a median over the samples): stored in
+    #: the run report and the results database, shown by the report.
+    #:
+    #: :type: :class:`Dict[str, List[float]]`
+    #: :default: ``{}`` (set by sanity)
+    intervals = variable(typ.Dict[str, typ.List[float]], value={}, loggable=True)
 
     #: The variables the reference entry of this test holds (set by
     #: :class:`~sentinel.rfm.references.PartitionReferences`): each must be
@@ -253,7 +296,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         """The catalogue entry of :attr:`transport` (a series job: its family, no settings)."""
         if self.is_series:
             return Transport(self.transport.split("/", 1)[0], series.SERIES, {}, {}, False)
-        return CATALOGUE[self.transport]
+        return resolve(self.transport)
 
     @property
     def is_series(self) -> bool:
@@ -381,6 +424,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
                     opts += ["-x", var]
         opts += list(self.current_environ.extras.get("launcher_options", []))
         self.job.launcher.options += opts
+        self.job.options += scheduler_options(self.job.scheduler.registered_name, self.mapping)
 
     @run_before("run")
     def set_bench_command(self) -> None:
@@ -413,18 +457,19 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         if self.from_series:
             self.take_series_launch()
             return
-        self.prerun_cmds.insert(
-            0, f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true")
+        self.prerun_cmds[0:0] = [
+            f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true",
+            gather_command(PROVENANCE_FILE),
+        ]
         if self.is_series:
             self.wrap_series()
 
     def series_transports(self) -> list[Transport]:
         """The transports a series job runs: its family's, offered by this environment."""
-        offered = set(self.current_environ.features)
-        return [t for key, t in sorted(CATALOGUE.items())
-                if t.family == self.transport_info.family and t.name in offered
+        return [t for t in declared(set(self.current_environ.features))
+                if t.family == self.transport_info.family
                 and not (t.intra_node and self.mapping == "node")
-                and (not self.transports or key in self.transports)]
+                and (not self.transports or t.key in self.transports)]
 
     def wrap_series(self) -> None:
         """The job body once per transport, each under this check's time limit."""
@@ -443,7 +488,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         self.time_limit = per_launch * len(launches) + series.KILL_AFTER_S * len(launches)
 
     def take_series_launch(self) -> None:
-        """Make this launch's output, errors and ``ldd`` in the series job this job's own."""
+        """Make this launch's output, errors, ``ldd`` and node facts in the series job its own."""
         self.prerun_cmds, self.postrun_cmds = [], []
         self.executable = "sh"
         self.executable_opts = ["-c", shlex.quote(
@@ -451,7 +496,7 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         if self.is_dry_run():
             return
         status = self.series_launch()
-        for name in (series.OUT, series.ERR, LDD_FILE):
+        for name in (series.OUT, series.ERR, LDD_FILE, PROVENANCE_FILE):
             path = os.path.join(status.where, name)
             if os.path.exists(path):
                 shutil.copy(path, self.stagedir)
@@ -466,6 +511,74 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
         return series.series_causes(self.series_launch(), job.display_name,
                                     f"{float(self.time_limit):g} s",
                                     job_end_causes(job.job_output_text()))
+
+    @run_before("sanity")
+    def record_provenance(self) -> None:
+        """:attr:`provenance`, before sanity: a failed test case has it too.
+
+        Never fails the test: what cannot be read is ``not found (<why>)``.
+        """
+        if self.is_series or self.is_dry_run():
+            return
+        facts = self.stage_text(PROVENANCE_FILE)
+        node = (parse_facts(facts) if facts is not None else
+                {name: not_found(f"the job wrote no {PROVENANCE_FILE}") for name in FACTS})
+        logged = logged_versions(self.job_output_text())
+        env = {**self.current_environ.env_vars, **self.env_vars}
+        self.provenance = {
+            "mpi": library_version(self.stage_text(self.stdout.evaluate()) or ""),
+            "mpi_library": self.mpi_library(),
+            "ucx": logged.get("ucx", node["ucx"]),
+            "libfabric": logged.get("libfabric", node["libfabric"]),
+            **self.build_provenance(),
+            "transport_env": self.transport_info.selection(env),
+            "kernel": node["kernel"],
+            "nodes": self.job_nodes() or node["node"],
+            "cpu": node["cpu"],
+        }
+
+    def mpi_library(self) -> str:
+        """The MPI library the binary resolved to in the job (``ldd``), or why not known."""
+        ldd = self.stage_text(LDD_FILE)
+        if ldd is None:
+            return not_found(f"the job wrote no {LDD_FILE}")
+        return resolved(ldd) or not_found(f"ldd lists no MPI library: {ldd.strip()[:120]}")
+
+    def stage_text(self, name: str) -> str | None:
+        """A file of the stage directory as text; None when it cannot be read."""
+        try:
+            with open(os.path.join(self.stagedir, name), errors="replace") as fp:
+                return fp.read()
+        except OSError:
+            return None
+
+    def program_build(self) -> BuildFixture | None:
+        """The fixture that built the program this test runs; None for a prebuilt one."""
+        for name in ("build", "suite_build"):
+            fixture = getattr(self, name, None)
+            if isinstance(fixture, BuildFixture):
+                return fixture
+        return None
+
+    def build_provenance(self) -> dict[str, str]:
+        """``compiler``, and for a Spack build ``spack_spec``, of the program's build."""
+        build = self.program_build()
+        if build is None:
+            return {"compiler": not_found(f"a prebuilt program ({self.executable}): "
+                                          "its build is not recorded")}
+        out = {"compiler": build.compiler or not_found(f"{build.name} recorded none")}
+        if build.by_spack:
+            installed = getattr(build, "spack_installed", "")
+            out["spack_spec"] = build.spack_spec + (f" ({installed})" if installed else "")
+        return out
+
+    def job_nodes(self) -> str:
+        """The nodes of the job that ran the launch (a series member's: the series job's)."""
+        try:
+            job = self.getdep(self.series_name).job if self.from_series else self.job
+            return ",".join(sorted(set(job.nodelist or [])))
+        except (ReframeError, AttributeError):
+            return ""
 
     @sanity_function
     def validate(self):
@@ -486,6 +599,8 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
             values = self.analyse(out)
             self.values = dict(values)  # plain: ReFrame encodes it to JSON
             self.unresolved = dict(getattr(values, "unresolved", {}))
+            self.intervals = {name: list(lo_hi)
+                              for name, lo_hi in getattr(values, "intervals", {}).items()}
             self.require_variables()
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None

@@ -23,10 +23,21 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 
+from sentinel.errors import SentinelError
+from sentinel.parsers.provenance import compiler_command, compiler_version, not_found
 from sentinel.paths import bench_dir
 from sentinel.site.binaries import find_program
 from sentinel.site.sources import file_sha256, recipe, release, unreachable
-from sentinel.site.spack import externals_commands, install_prefix, spack_setup, uses_spack
+from sentinel.site.spack import (
+    externals_commands,
+    install_prefix,
+    installed_spec,
+    spack_setup,
+    uses_spack,
+)
+
+#: Where a build writes its compiler's ``--version`` (in its stage directory).
+COMPILER_FILE = "rfm_compiler.txt"
 
 
 def _build_with_spack(test: rfm.RegressionTest, spec: str) -> None:
@@ -63,6 +74,28 @@ class SpackRecord(rfm.RegressionTestPlugin):
     #: :type: :class:`str`
     install_prefix = variable(str, value="", loggable=True)
 
+    #: What Spack installed, from its ``spec.json``: ``name@version
+    #: %compiler /hash`` (a changed hash: something it depends on changed).
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set after a Spack build's sanity)
+    spack_installed = variable(str, value="", loggable=True)
+
+    @run_after("sanity")
+    def record_spack_install(self) -> None:
+        """The concrete spec and compiler Spack recorded of the install."""
+        if not self.install_prefix or not self.spack_spec or self.is_dry_run():
+            return
+        try:
+            spec = installed_spec(self.install_prefix)
+        except SentinelError as err:
+            self.spack_installed = self.compiler = not_found(str(err))
+            return
+        self.spack_installed = spec.concrete
+        self.compiler = (f"{spec.compiler} (Spack)" if spec.compiler
+                         else not_found(f"Spack's spec.json of {self.install_prefix} "
+                                        "names no compiler"))
+
 
 class BuildFixture(rfm.CompileOnlyRegressionTest):
     """What every build fixture shares: any partition, and no sources copied by ReFrame.
@@ -75,6 +108,44 @@ class BuildFixture(rfm.CompileOnlyRegressionTest):
     valid_prog_environs = ["*"]
     sourcesdir = None
     tags = {"build"}
+
+    #: The compiler the build used: ``<cc>: <first line of its --version>``
+    #: (a Spack build: the compiler Spack recorded), or ``not found (<why>)``.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set after the build's sanity)
+    compiler = variable(str, value="", loggable=True)
+
+    @property
+    def compiler_name(self) -> str:
+        """The C compiler the build runs: the environment's ``cc``."""
+        return self.current_environ.cc or "cc"
+
+    @property
+    def by_spack(self) -> bool:
+        """Whether Spack builds it (its spec is set before the compile stage)."""
+        return bool(getattr(self, "spack_spec", ""))
+
+    @run_before("compile", always_last=True)
+    def ask_compiler_version(self) -> None:
+        """After a wrapper build, write the compiler's ``--version`` to :data:`COMPILER_FILE`."""
+        if not self.by_spack:
+            # Absolute: a suite's install commands may change directory.
+            path = os.path.join(self.stagedir, COMPILER_FILE)
+            self.postbuild_cmds.append(compiler_command(self.compiler_name, path))
+
+    @run_after("sanity")
+    def record_compiler(self) -> None:
+        """:attr:`compiler` from what a wrapper build wrote (a Spack build records its own)."""
+        if self.by_spack or self.is_dry_run():
+            return
+        try:
+            with open(os.path.join(self.stagedir, COMPILER_FILE), errors="replace") as fp:
+                text = fp.read()
+        except OSError as err:
+            self.compiler = not_found(f"{COMPILER_FILE}: {err.strerror}")
+            return
+        self.compiler = compiler_version(text, self.compiler_name)
 
 
 class SuiteProgram(rfm.RegressionTestPlugin):
@@ -113,12 +184,29 @@ class BenchBuild(BuildFixture, SpackRecord):
     #: :default: required
     bench = variable(str)
 
+    #: Build for GPU buffers with the environment's GPU runtime
+    #: (:func:`gpu_runtime`: ``make GPU=cuda`` or ``GPU=rocm``).
+    #:
+    #: :type: :class:`bool`
+    #: :default: ``False``
+    gpu = variable(bool, value=False)
+
     build_system = "Make"
+
+    @run_after("setup")
+    def require_gpu_runtime(self) -> None:
+        """Skip, with the reason, a GPU build in an environment whose MPI is not GPU-aware."""
+        if self.gpu:
+            require_gpu_aware(self)
 
     @run_before("compile")
     def select_build(self) -> None:
         """Spack where the environment has it, else this benchmark's make target."""
         env = self.current_environ
+        if uses_spack(env) and self.gpu:
+            raise SentinelError(f"environment {env.name}: the sentinel-bench Spack package has "
+                                "no GPU variant; build the GPU pt2pt with the MPI wrapper "
+                                "(an environment without the 'spack' feature)")
         if uses_spack(env):
             # -S spack_spec=... (e.g. a compiler or variant) wins over the default.
             self.spack_spec = self.spack_spec or spack_setup(env).bench_spec(self.bench)
@@ -131,7 +219,7 @@ class BenchBuild(BuildFixture, SpackRecord):
             # A binary built in the checkout is not necessarily this MPI's.
             "make clean",
         ]
-        self.build_system.options = [self.bench]
+        self.build_system.options = [self.bench, *(gpu_make_options(env) if self.gpu else [])]
         self.build_system.max_concurrency = 1
 
     @property
@@ -150,6 +238,38 @@ class BenchBuild(BuildFixture, SpackRecord):
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",
         )
+
+
+#: An environment's GPU-aware MPI, by feature: the make variable for each.
+GPU_RUNTIMES = {"cuda": "CUDA_HOME", "rocm": "ROCM_PATH"}
+
+
+def gpu_runtime(environ) -> str | None:
+    """``cuda`` or ``rocm``: the GPU runtime the environment's MPI is aware of (its features)."""
+    found = [name for name in GPU_RUNTIMES if name in environ.features]
+    return found[0] if found else None
+
+
+def require_gpu_aware(test) -> None:
+    """Skip ``test``, with the reason, where its environment's MPI is not GPU-aware."""
+    env = test.current_environ
+    test.skip_if(gpu_runtime(env) is None,
+                 f"environment {env.name} declares no GPU-aware MPI (feature "
+                 f"{' or '.join(GPU_RUNTIMES)}): device buffers need one")
+
+
+def gpu_make_options(environ) -> list[str]:
+    """``GPU=cuda CUDA_HOME=<extras['gpu_home']>`` for src/bench's Makefile.
+
+    Without ``extras['gpu_home']`` the ``CUDA_HOME`` / ``ROCM_PATH`` a module
+    exported holds, else the Makefile's default (``/usr/local/cuda``, ``/opt/rocm``).
+    """
+    runtime = gpu_runtime(environ)
+    if runtime is None:
+        raise SentinelError(f"environment {environ.name} declares no GPU-aware MPI "
+                            f"(feature {' or '.join(GPU_RUNTIMES)})")
+    home = environ.extras.get("gpu_home")
+    return [f"GPU={runtime}", *([f"{GPU_RUNTIMES[runtime]}={home}"] if home else [])]
 
 
 class FetchRelease(rfm.RunOnlyRegressionTest):

@@ -6,7 +6,7 @@ checks (the Jacobi model) depend on its variants by name through
 """
 
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, variable
+from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
 from sentinel.analysis.variables import Values
@@ -86,6 +86,28 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
         values, switches = pt2pt.analyse(out)
         self.record_switches(switches)
         return values
+
+
+class Pt2ptGpuBase(Pt2ptBase):
+    """Pt2pt with its message buffers in host or GPU memory, where a partition has GPUs.
+
+    Runs on partitions with the ``gpu`` feature (and their ``devices``), in
+    environments whose MPI is GPU-aware (feature ``cuda`` or ``rocm``); the
+    benchmark is built with that runtime (``make pt2pt GPU=cuda``; the build
+    skips, naming why, where the MPI is not) and told ``--buffers``. Its
+    references are indexed by :attr:`buffers` too.
+    """
+
+    #: Where the message buffers live: ``host`` or ``device`` (GPU) memory.
+    #:
+    #: :type: :class:`str`
+    buffers = parameter(list(pt2pt.BUFFERS), loggable=True)
+
+    build = fixture(BenchBuild, scope="environment", variables={"bench": "pt2pt", "gpu": True})
+    spec = pt2pt.GPU_SPEC
+    bench_options = (*Pt2ptBase.bench_options, "buffers")
+    valid_systems = ["+mpi +gpu"]
+    tags = {"pt2pt", "gpu", "nightly", "acceptance"}
 
 
 def pt2pt_check_name(transport: str, mapping: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 
 from sentinel.errors import SentinelError
@@ -45,6 +46,13 @@ class PartitionReferences(rfm.RegressionTestPlugin):
     reference_index_names = variable(str, value="", loggable=True)
     reference_index_values = variable(str, value="", loggable=True)
 
+    #: The entry ReFrame's ``$ref`` lookup found for this test: variable ->
+    #: ``[value, lower, upper, unit]`` (as text), in the run report even when
+    #: the test never reached its performance stage (a failure, ``--dry-run``).
+    #:
+    #: :type: :class:`Dict[str, List[str]]`
+    reference_entry = variable(typ.Dict[str, typ.List[str]], value={}, loggable=True)
+
     @run_before("run")
     def load_references(self) -> None:
         """Point ReFrame at this system's reference file and record what was found.
@@ -77,6 +85,7 @@ class PartitionReferences(rfm.RegressionTestPlugin):
         else:
             self.reference_status = f"{path}: {key}"
             self.referenced_variables = sorted(entry)
+            self.reference_entry = {name: [str(x) for x in entry[name]] for name in sorted(entry)}
 
     def _index_value(self, key: str) -> str:
         if key == "$partition":

@@ -9,9 +9,12 @@ nodes as the scheduler gave them, no two ranks on one core.
 
 from __future__ import annotations
 
+import os
+
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
 
+from sentinel.analysis import jacobi
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import series_placement_problems
 from sentinel.parsers.sentinel_output import BenchOutput, split_launches
@@ -59,6 +62,13 @@ class RankSeries(rfm.RegressionTestPlugin):
     #:
     #: :type: :class:`int`
     max_nodes = variable(int, value=0)
+
+    #: Why the series stops short of what the partition holds, when it does
+    #: (a node's memory).
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''``
+    series_note = variable(str, value="", loggable=True)
 
     #: Allow ``max_ranks`` beyond the partition's cores (ranks share cores).
     #:
@@ -216,3 +226,42 @@ class SpanNodes(rfm.RegressionTestPlugin):
                                            bool(getattr(self, "oversubscribe", False)))
         if issues:
             raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
+
+
+def node_memory_bytes(partition) -> int | None:
+    """A node's memory: ``extras['memory_per_node_gib']``, this host's for the local scheduler.
+
+    None where neither says (the series then is not held to it).
+    """
+    declared = partition.extras.get("memory_per_node_gib")
+    if declared is not None:
+        return int(float(declared) * 2**30)
+    if partition.scheduler.registered_name == "local":
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return None
+
+
+def limit_series_to_memory(test) -> None:
+    """Drop the launches of a weak-scaling Jacobi series whose grids do not fit a node.
+
+    Skips, naming the sizes, where not even one rank fits; a series cut
+    short says so in :attr:`series_note`.
+    """
+    if test.scaling != "weak" or test.is_series:
+        return
+    part = test.current_partition
+    memory = node_memory_bytes(part)
+    if memory is None:
+        return
+    fits = jacobi.fitting_series(test.series, test.num_tasks_per_node, test.cores_per_rank(),
+                                 test.local_size, memory)
+    per_core = jacobi.grid_bytes_per_core(test.local_size) / 1e9
+    where = (f"L = {test.local_size} takes {per_core:.1f} GB a core; a node of partition "
+             f"{part.fullname} has {memory / 2**30:.1f} GiB, {jacobi.MEMORY_SHARE:.0%} of it "
+             "for the grids")
+    test.skip_if(not fits, f"{where}: no launch fits (-S JacobiCheck.local_size to change L)")
+    if fits != test.series:
+        test.series_note = f"{where}: the series stops at N = {fits[-1]}"
+        test.series = fits
+        test.num_tasks = fits[-1]
+        test.num_tasks_per_node = min(test.num_tasks, test.num_tasks_per_node)

@@ -16,6 +16,7 @@ from pathlib import Path
 from reframe.utility import cpuinfo
 
 from sentinel.mpi.transports import DEVELOPMENT_PROVIDERS, INTEL_OFI_PROVIDERS, OFI_PROVIDERS
+from sentinel.paths import launchers_dir, repo_root
 
 
 def cpu_topology() -> dict:
@@ -183,6 +184,43 @@ def intelmpi(root: Path | None) -> MpiStack | None:
     return MpiStack("intelmpi", m.group(1) if m else "unknown", str(root / "bin" / "mpicc"),
                     str(root / "bin"), transports, env_vars=env, notes=notes, dropped=dropped,
                     cxx=str(root / "bin" / "mpicxx"))
+
+
+def gpus() -> int:
+    """NVIDIA GPUs of this host (``nvidia-smi -L``); 0 without the driver's tool."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return 0
+    rc, out = _run([smi, "-L"])
+    return len(re.findall(r"^GPU \d+:", out, re.MULTILINE)) if rc == 0 else 0
+
+
+def cuda_awareness(stack: MpiStack) -> str | None:
+    """None when the stack's MPI takes CUDA buffers; else why not, from the library itself."""
+    if stack.family == "openmpi":
+        info = shutil.which("ompi_info")
+        rc, out = _run([info, "--parsable", "--all"]) if info else (127, "no ompi_info")
+        if "mpi_built_with_cuda_support:value:true" in out:
+            return None
+        return "ompi_info does not report mpi_built_with_cuda_support:value:true"
+    if stack.family == "mpich":
+        version = shutil.which("mpichversion")
+        rc, out = _run([version]) if version else (127, "no mpichversion")
+        if re.search(r"--with-cuda\b(?!=no)", out):
+            return None
+        return "mpichversion shows no --with-cuda configure option"
+    return "this suite builds GPU buffers for CUDA-aware Open MPI and MPICH only"
+
+
+def intel_root() -> Path:
+    """Where Intel MPI is looked for: ``$SENTINEL_INTEL_MPI_ROOT``, else ``make setup``'s venv."""
+    return Path(os.environ.get("SENTINEL_INTEL_MPI_ROOT", str(repo_root() / ".venv-impi")))
+
+
+def local_stacks() -> list[MpiStack]:
+    """The MPI installations of this host that work: Open MPI, MPICH, Intel MPI, in order."""
+    found = (openmpi(launchers_dir()), mpich(launchers_dir()), intelmpi(intel_root()))
+    return [s for s in found if s is not None]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ needs no ``spack add`` and never edits the environment.
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 import subprocess
@@ -111,3 +112,39 @@ def install_prefix(setup: SpackSetup, spec: str, env_vars: dict[str, str]) -> st
         raise SentinelError(f"spec '{spec}' is not installed in Spack environment "
                             f"{setup.env}: {proc.stderr.strip()[-400:]}")
     return proc.stdout.strip().splitlines()[-1]
+
+
+@dataclass(frozen=True)
+class InstalledSpec:
+    """What Spack recorded of one install (``<prefix>/.spack/spec.json``)."""
+
+    #: ``name@version %compiler@version /hash`` of the installed package (7 hash characters).
+    concrete: str
+    #: ``gcc@12.2.0``; None where the spec names none (Spack 1.0 makes
+    #: compilers dependencies instead).
+    compiler: str | None
+
+
+def parse_spec_json(text: str, where: str) -> InstalledSpec:
+    """The installed package of a Spack ``spec.json`` (the first node is the root)."""
+    try:
+        root = json.loads(text)["spec"]["nodes"][0]
+        name, version, digest = (str(root[k]) for k in ("name", "version", "hash"))
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise SentinelError(f"{where}: not a Spack spec.json (no spec.nodes[0] with "
+                            "name, version and hash)") from None
+    comp = root.get("compiler")
+    compiler = (f"{comp['name']}@{comp['version']}"
+                if isinstance(comp, dict) and {"name", "version"} <= comp.keys() else None)
+    concrete = f"{name}@{version}" + (f" %{compiler}" if compiler else "") + f" /{digest[:7]}"
+    return InstalledSpec(concrete, compiler)
+
+
+def installed_spec(prefix: str) -> InstalledSpec:
+    """What Spack recorded of the install at ``prefix``; an error naming the file if nothing."""
+    path = Path(prefix) / ".spack" / "spec.json"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as err:
+        raise SentinelError(f"{path} cannot be read ({err.strerror})") from None
+    return parse_spec_json(text, str(path))

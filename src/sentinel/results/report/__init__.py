@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from sentinel.results import changes
 from sentinel.results.report import html, plots, tables
 from sentinel.results.report.load import Inputs, load_history, load_reports
 
@@ -40,10 +41,12 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
                   for v in bad for c in v.failed]
     for r in all_rows:
         if r.var.headline and r.var.value is not None:
+            interval = (f" [{r.var.interval[0]:.4g}, {r.var.interval[1]:.4g}]"
+                        if r.var.interval else "")
             lines.append(f"{r.case.where:34} {r.case.check:13} {r.case.transport:12} "
                          f"{r.case.mapping:7} {r.case.variant:24} {r.var.name:16} "
                          f"{r.var.value:>10.4g} "
-                         f"{r.var.unit:7} {r.verdict}")
+                         f"{r.var.unit:7} {r.verdict}{interval}")
     return lines
 
 
@@ -60,10 +63,11 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     shown = replace(inputs, problems=inputs.problems + inputs.errors)
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)
+    found = changes.find(inputs.history)
     figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
                "jacobi": plots.jacobi(inputs.cases), "scaling": plots.scaling(inputs.cases),
                "fabric": plots.fabric(inputs.cases),
-               "trends": plots.trends(inputs.history)}
+               "trends": plots.trends(inputs.history, found)}
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
@@ -71,7 +75,7 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
                       headline(all_rows, acc, tables.nodes(inputs.cases)), inputs.problems,
                       inputs.errors)
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, all_rows, acc,
-                                      tables.transport_matrix(inputs.cases), figures))
+                                      tables.transport_matrix(inputs.cases), figures, found))
     written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))
     written.csv.write_text(tables.summary_csv(all_rows))
     return written

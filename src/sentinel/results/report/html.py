@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from html import escape
+from typing import TYPE_CHECKING
 
 from sentinel.results.report.load import Case, Inputs
 from sentinel.results.report.tables import Acceptance, Row, nodes
+
+if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
+    from sentinel.results.changes import Change
 
 _STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
@@ -28,6 +33,13 @@ def _num(x: float | None, unit: str = "") -> str:
         return ""
     text = f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
     return f"{text} {unit}".strip()
+
+
+def measured(value: float | None, unit: str, interval: tuple[float, float] | None) -> str:
+    """A value with its unit and, where it has one, its 95 % interval."""
+    if interval is None:
+        return _num(value, unit)
+    return f"{_num(value, unit)} [{_num(interval[0])}, {_num(interval[1])}]"
 
 
 def _table(header: Iterable[str], body: Iterable[Iterable[str]], raw: bool = False) -> str:
@@ -54,11 +66,12 @@ def _band(r: Row) -> str:
 
 
 def _variables_table(rows: list[Row]) -> str:
-    body = [(r.case.where, r.case.name, r.var.name, _num(r.var.value, r.var.unit),
+    body = [(r.case.where, r.case.name, r.var.name,
+             measured(r.var.value, r.var.unit, r.var.interval),
              _num(r.var.reference) if r.var.referenced else "", r.var.change, _band(r),
              _margin(r), r.verdict) for r in rows]
-    return _table(("where", "test", "variable", "measured", "reference", "vs reference",
-                   "band", "margin", "verdict"), body)
+    return _table(("where", "test", "variable", "measured [95 % interval]", "reference",
+                   "vs reference", "band", "margin", "verdict"), body)
 
 
 def _acceptance(acc: Acceptance) -> str:
@@ -100,16 +113,31 @@ def _figures(figs: list[tuple[str, str]], empty: str) -> str:
                    f"<figcaption>{escape(t)}</figcaption></figure>" for t, uri in figs)
 
 
+def _matching_times(c: Case) -> str:
+    """Each matching time, resolved (with its interval) or unresolved (with its bound)."""
+    unresolved = c.extra.get("unresolved") if isinstance(c.extra.get("unresolved"), dict) else {}
+    parts = [f"{n} = {measured(v.value, v.unit, v.interval)}"
+             for n, v in sorted(c.variables.items()) if n.startswith("match_time")]
+    parts += [f"{n} unresolved: {str(why).split(':')[0]}"
+              for n, why in sorted(unresolved.items()) if n.startswith("match_time")]
+    return "; ".join(parts)
+
+
+def _evidence(c: Case) -> str:
+    evidence = c.extra.get("queue_evidence")
+    if isinstance(evidence, dict) and evidence:
+        return "; ".join(f"{queue}: {text}" for queue, text in sorted(evidence.items()))
+    return str(c.extra.get("queue_model", ""))
+
+
 def _queue_models(cases: list[Case]) -> str:
-    body = [(c.where, c.transport, c.mapping, c.extra.get("queue_model", ""),
-             ", ".join(f"{n} = {_num(v.value, v.unit)}" for n, v in sorted(c.variables.items())
-                       if n.startswith("match_time")))
+    body = [(c.where, c.transport, c.mapping, _evidence(c), _matching_times(c))
             for c in sorted(cases, key=lambda c: (c.where, c.label))
             if c.check == "MatchingCheck" and c.result == "pass"]
     if not body:
         return ""
-    return _table(("where", "transport", "mapping", "inferred queue model", "matching time"),
-                  body)
+    return _table(("where", "transport", "mapping", "queue model per pattern, and its evidence",
+                   "matching times [95 % interval] (ns)"), body)
 
 
 def unresolved_rows(cases: list[Case]) -> list[tuple[str, str, str, str]]:
@@ -128,6 +156,20 @@ def _unresolved(cases: list[Case]) -> str:
             + _table(("where", "test", "variable", "why"), body))
 
 
+def _changes(found: list[Change], sessions: int) -> str:
+    if not found:
+        return (f"<p>No change point over the {sessions} stored sessions (E-Divisive means, "
+                "headline variables).</p>")
+    body = [(time.strftime("%Y-%m-%d %H:%M", time.gmtime(c.after.time)),
+             c.after.session[:8] + (f" ({c.mode})" if c.mode else ""),
+             c.where, c.test, c.variable, f"{_num(c.old)} -> {_num(c.new, c.unit)}",
+             f"{c.shift:+.1%}", f"{c.pvalue:.3f}", c.verdict, "; ".join(c.provenance) or
+             "nothing recorded differs")
+            for c in found]
+    return _table(("first session", "session", "where", "test", "variable", "median before "
+                   "-> after", "shift", "p", "verdict", "what changed (provenance)"), body)
+
+
 def _inputs(inputs: Inputs) -> str:
     sessions = [(s.get("uuid", ""), s.get("time_start", ""), s.get("cmdline", ""))
                 for s in inputs.sessions]
@@ -142,7 +184,8 @@ def _inputs(inputs: Inputs) -> str:
 
 
 def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Acceptance,
-         matrix: tuple[list[str], list[list[str]]], figures: dict[str, list]) -> str:
+         matrix: tuple[list[str], list[list[str]]], figures: dict[str, list],
+         found: list[Change]) -> str:
     """The whole report as one HTML document."""
     counts = {}
     for c in inputs.cases:
@@ -164,7 +207,8 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
          _figures(figures["scaling"], "No process-count series.")),
         ("fabric", "Fabric health: node pairs, load, traffic patterns",
          _figures(figures["fabric"], "No fabric results.")),
-        ("trends", "Trends over the stored sessions",
+        ("changes", "Change points in the history", _changes(found, len(inputs.history))),
+        ("trends", "Trends over the stored sessions (dashed: change points)",
          _figures(figures["trends"], "Fewer than two stored sessions with these values.")),
         ("variables", "Every performance variable",
          _variables_table(rows) + _unresolved(inputs.cases)),

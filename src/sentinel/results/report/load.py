@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
+from sentinel.errors import SentinelError
+from sentinel.results import provenance
 from sentinel.results.verdicts import last_attempts
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
@@ -58,6 +60,10 @@ def _expect(value: object, kind: str, what: str) -> None:
         raise ValueError(f"{what} must be {kind}, got {got}")
 
 
+#: Units of time in seconds, to compare values stored in different ones.
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
 @dataclass(frozen=True)
 class Variable:
     """One performance variable of one test case, as ReFrame assessed it."""
@@ -72,6 +78,23 @@ class Variable:
     #: Its declaration by the check (unit, direction, meaning); None when the
     #: check does not declare it (a run report of another version of the suite).
     decl: PerfVar | None = None
+    #: Its interval (low, high) where the analysis gave one (``intervals``).
+    interval: tuple[float, float] | None = None
+
+    @property
+    def declared_value(self) -> float | None:
+        """The value in its declaration's unit, comparable across the suite's versions.
+
+        A session stored by a version that reported the variable in another
+        unit of time (matching times were in us before they were in ns) is
+        converted; a value in a unit that cannot be converted is None.
+        """
+        if self.value is None or self.decl is None or self.unit == self.decl.unit:
+            return self.value
+        scale = _TIME_UNITS.get(self.unit), _TIME_UNITS.get(self.decl.unit)
+        if None in scale:
+            return None
+        return self.value * scale[0] / scale[1]
 
     @property
     def headline(self) -> bool:
@@ -132,6 +155,9 @@ class Case:
     time: float          # job completion (or session start), unix seconds
     variables: dict[str, Variable] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # queue_model and other check fields
+    #: What the result depended on (:mod:`sentinel.results.provenance`); empty
+    #: for a session of an older suite, a build or a series job.
+    provenance: dict[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -170,7 +196,8 @@ class Inputs:
     errors: list[str] = field(default_factory=list)
 
 
-def _variable(check: str, key: str, entry: object, where: str) -> Variable:
+def _variable(check: str, key: str, entry: object, where: str,
+              intervals: dict[str, tuple[float, float]]) -> Variable:
     if not isinstance(entry, list) or len(entry) != _ENTRY_LEN:
         raise ValueError(f"{where}: performance value {key!r} is not "
                          "[value, reference, lower, upper, unit, result]")
@@ -180,7 +207,20 @@ def _variable(check: str, key: str, entry: object, where: str) -> Variable:
             raise ValueError(f"{where}: performance value {key!r} has {what} {number!r}")
     name = key.split(":", 2)[-1]
     return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
-                    str(result or ""), declaration(check, name))
+                    str(result or ""), declaration(check, name), intervals.get(name))
+
+
+def _intervals(raw: object, where: str) -> dict[str, tuple[float, float]]:
+    """The test case's ``intervals`` field (absent in older reports: none)."""
+    if raw is None:
+        return {}
+    _expect(raw, "an object", f"{where}: 'intervals'")
+    out = {}
+    for name, pair in raw.items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(map(_is_number, pair))):
+            raise ValueError(f"{where}: 'intervals': {name!r} is not [low, high], got {pair!r}")
+        out[name] = (float(pair[0]), float(pair[1]))
+    return out
 
 
 def _check_testcase(tc: object, where: str, source: str) -> None:
@@ -226,9 +266,14 @@ def _case(tc: dict, session: dict, source: str) -> Case:
     completed = tc.get("job_completion_time_unix")
     _expect(completed, "a number or null", f"{where}: 'job_completion_time_unix'")
     variables = {}
+    intervals = _intervals(tc.get("intervals"), where)
     for key, entry in perfvalues.items():
-        var = _variable(check, key, entry, where)
+        var = _variable(check, key, entry, where, intervals)
         variables[var.name] = var
+    try:
+        recorded = provenance.of_testcase(tc)
+    except SentinelError as err:
+        raise ValueError(f"{source}: {err}") from None
     return Case(
         check=check, name=name,
         system=tc["system"], partition=tc["partition"], environ=tc["environ"],
@@ -237,8 +282,9 @@ def _case(tc: dict, session: dict, source: str) -> Case:
         session=str(session.get("uuid") or ""),
         time=float(completed or session.get("time_start_unix") or 0),
         variables=variables,
-        extra={k: tc[k] for k in ("queue_model", "mpi_linkage", "unresolved", "fabric_pairs",
-                                  "outliers") if tc.get(k)})
+        extra={k: tc[k] for k in ("queue_model", "queue_evidence", "mpi_linkage", "unresolved",
+                                  "fabric_pairs", "outliers") if tc.get(k)},
+        provenance=recorded)
 
 
 def cases_of(report: dict, source: str) -> list[Case]:

@@ -114,10 +114,19 @@ def curves(cases: list[Case]) -> Figures:
     return out
 
 
+def _bound(case: Case, name: str) -> float | None:
+    """The bound of an unresolved variable (its reason starts ``< BOUND UNIT``)."""
+    unresolved = case.extra.get("unresolved")
+    why = unresolved.get(name, "") if isinstance(unresolved, dict) else ""
+    m = re.match(r"< (\S+) ", str(why))
+    return float(m.group(1)) if m else None
+
+
 def matching(cases: list[Case]) -> Figures:
     """Matching time M (per queue element) of each transport, per partition.
 
-    Bars for the ping-pong pattern, tag and communicator algorithms.
+    Bars for the ping-pong pattern, tag and communicator algorithms, with
+    their 95 % intervals; an unresolved M is drawn as its bound, hatched.
     """
     groups: dict[str, list[Case]] = defaultdict(list)
     for c in cases:
@@ -126,8 +135,8 @@ def matching(cases: list[Case]) -> Figures:
     out = []
     for part, members in sorted(groups.items()):
         # The ping-pong M per algorithm; the queue-pattern variants are in the table.
-        names = sorted({v for c in members for v in c.variables
-                        if v in ("match_time_tag", "match_time_comm")})
+        names = [n for n in ("match_time_tag", "match_time_comm")
+                 if any(n in c.variables or _bound(c, n) is not None for c in members)]
         if not names:
             continue
         members.sort(key=lambda c: c.label)
@@ -135,12 +144,22 @@ def matching(cases: list[Case]) -> Figures:
         height = 0.8 / len(names)
         for i, name in enumerate(names):
             ys = [j + i * height for j in range(len(members))]
-            xs = [c.variables[name].value or 0 if name in c.variables else 0 for c in members]
-            ax.barh(ys, xs, height=height, label=name)
+            xs, errs, bounds = [], [[], []], []
+            for c in members:
+                var = c.variables.get(name)
+                value = (var.declared_value if var is not None else None) or 0.0
+                lo, hi = var.interval if var is not None and var.interval else (value, value)
+                xs.append(value)
+                errs[0].append(value - lo)
+                errs[1].append(hi - value)
+                bounds.append(_bound(c, name) or 0.0)
+            bar = ax.barh(ys, xs, height=height, xerr=errs, capsize=2,
+                          label=f"{name} [95 % interval]")
+            ax.barh(ys, bounds, height=height, fill=False, hatch="//",
+                    edgecolor=bar.patches[0].get_facecolor(), label=f"{name} unresolved: < bound")
         ax.set_yticks([j + 0.4 - height / 2 for j in range(len(members))],
                       [c.label for c in members], fontsize=7)
-        unit = next(c.variables[n].unit for c in members for n in names if n in c.variables)
-        ax.set_xlabel(f"matching time M ({unit})")
+        ax.set_xlabel("matching time M (ns)")
         ax.legend(fontsize=7)
         title = f"Message matching time on {part}"
         ax.set_title(title)
@@ -332,20 +351,26 @@ def fabric(cases: list[Case]) -> Figures:
     return out
 
 
-def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
-    """Headline variables over the stored sessions, per partition (one line per test)."""
+def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) -> Figures:
+    """Headline variables over the stored sessions, per partition (one line per test).
+
+    ``found``: change points (:class:`sentinel.results.changes.Change`), each
+    drawn as a vertical line at its first session, red for a regression.
+    """
     points: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
     modes: dict[float, str] = {}
     better: dict[str, str] = {}
+    units: dict[str, str] = {}
     for info, cases in history:
         t = float(info.get("time_start_unix") or 0)
         modes[t] = str((info.get("extras") or {}).get("mode", ""))
         for c in cases:
             for var in c.variables.values():
-                if var.headline and var.value is not None:
+                if var.headline and var.declared_value is not None:
                     key = (f"{c.system}:{c.partition}", var.name)
                     better[var.name] = var.decl.better
-                    points[key][f"{c.check} {c.label}"].append((t, var.value))
+                    units[var.name] = var.decl.unit
+                    points[key][f"{c.check} {c.label}"].append((t, var.declared_value))
     out = []
     for (part, name), lines in sorted(points.items()):
         if max(len(v) for v in lines.values()) < 2:
@@ -354,8 +379,14 @@ def trends(history: list[tuple[dict, list[Case]]]) -> Figures:
         for label, pts in sorted(lines.items()):
             ax.plot([datetime.fromtimestamp(t, timezone.utc) for t, _ in pts],
                     [v for _, v in pts], marker="o", label=label)
+        for change in found or []:
+            if change.variable == name and change.where.split("+")[0] == part:
+                ax.axvline(datetime.fromtimestamp(change.after.time, timezone.utc),
+                           color="red" if change.verdict == "regression" else "green",
+                           linestyle="--", linewidth=1,
+                           label=f"change {change.shift:+.0%} ({change.verdict})")
         direction = f" ({better[name]} is better)" if better[name] != NEUTRAL else ""
-        ax.set_ylabel(f"{name}{direction}", fontsize=8)
+        ax.set_ylabel(f"{name} ({units[name]}){direction}", fontsize=8)
         ax.legend(fontsize=6, ncol=2)
         fig.autofmt_xdate()
         title = f"{name} on {part} over {len(set(modes))} stored sessions"

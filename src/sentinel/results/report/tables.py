@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from sentinel.results.report.load import Case, Variable
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
-                  "test", "variable", "value", "unit", "reference", "lower_bound",
-                  "upper_bound", "margin", "verdict")
+                  "test", "variable", "value", "interval_low", "interval_high", "unit",
+                  "reference", "lower_bound", "upper_bound", "margin", "verdict")
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,12 @@ class Row:
     def as_dict(self) -> dict:
         """The row as the JSON and CSV summaries give it."""
         lo, hi = self.var.band
+        low, high = self.var.interval or (None, None)
         c = self.case
         return {"system": c.system, "partition": c.partition, "environ": c.environ,
                 "check": c.check, "transport": c.transport, "mapping": c.mapping,
                 "test": c.name, "variable": self.var.name, "value": self.var.value,
-                "unit": self.var.unit,
+                "interval_low": low, "interval_high": high, "unit": self.var.unit,
                 "reference": self.var.reference if self.var.referenced else None,
                 "lower_bound": lo, "upper_bound": hi, "margin": self.var.margin,
                 "verdict": self.verdict}

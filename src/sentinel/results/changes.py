@@ -1,0 +1,204 @@
+"""Change points in the results history: when a performance variable shifted, and how much.
+
+Fixed reference bands either miss a slow drift or cry wolf on a noisy
+night; the people who run such histories at scale (MongoDB's performance
+CI, Apache Otava) look for change points instead. This module runs
+MongoDB's E-Divisive means (``signal-processing-algorithms``: energy
+statistics, a permutation test for each split) over each performance
+variable's values, one per stored session, oldest first.
+
+Why that library and not Otava: Otava 0.8 pins numpy 2.2 and scipy below
+1.17 and brings BigQuery, Postgres and Slack clients; MongoDB's package is
+the algorithm alone.
+
+By default the headline variables are looked at (those the report follows
+night after night): a test reports dozens of variables, and each series
+tested at p = 0.01 is one more chance of a false alarm.
+
+For each change point: the session before and after it, the medians of
+the segments on either side, the relative shift, its p-value, and whether
+it is a regression or an improvement by the variable's declared direction.
+The p-value is the permutation test's: the largest energy statistic over
+every split of the change point's window, against the same over random
+orders of that window (E-Divisive's own test, redone to report its value).
+A change point is reported when p <= ``pvalue``, each side holds at least
+:data:`MIN_SEGMENT` sessions, and the medians differ by at least
+``min_shift`` (relative): a shift smaller than that is no news to a site.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from signal_processing_algorithms.energy_statistics import energy_statistics as estats
+
+from sentinel.analysis.variables import HIGHER, LOWER
+from sentinel.results import provenance
+from sentinel.results.report.load import Case
+
+#: Fewer values than this on either side of a split is not a segment.
+MIN_SEGMENT = 3
+
+#: Default significance, permutations and smallest relative shift reported.
+PVALUE = 0.01
+PERMUTATIONS = 199
+MIN_SHIFT = 0.10
+
+
+@dataclass(frozen=True)
+class Point:
+    """One stored session's value of one variable."""
+
+    session: str  # UUID
+    time: float   # session start, unix seconds
+    value: float
+    #: What the result depended on (:attr:`Case.provenance`).
+    provenance: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change point of one variable of one test, between two sessions."""
+
+    where: str      # system:partition+environ
+    test: str       # the test's display name
+    variable: str
+    unit: str
+    before: Point   # the last session of the old level
+    after: Point    # the first session of the new level
+    old: float      # median of the segment before
+    new: float      # median of the segment after
+    pvalue: float
+    verdict: str    # regression, improvement, or shift (no declared direction)
+    #: What differs in the provenance of the test between the two sessions.
+    provenance: tuple[str, ...] = ()
+    #: The mode of the sessions compared (``nightly``; '' for unmarked ones).
+    mode: str = ""
+
+    @property
+    def shift(self) -> float:
+        """The relative change of the median, (new - old) / old."""
+        return (self.new - self.old) / self.old if self.old else float("inf")
+
+
+def series(history: list[tuple[dict, list[Case]]],
+           headline_only: bool = True) -> dict[tuple[str, str, str, str], list[Point]]:
+    """Per (mode, where, test, variable): each stored session's value, oldest first.
+
+    The mode (``--session-extras mode=...``) keeps apart sessions that ran
+    the same test with other parameters (a quick run between nightly ones).
+    """
+    out: dict[tuple[str, str, str, str], list[Point]] = defaultdict(list)
+    for info, cases in sorted(history, key=lambda s: s[0].get("time_start_unix") or 0):
+        mode = str(info.get("mode") or "")
+        for c in cases:
+            for var in c.variables.values():
+                value = var.declared_value
+                if value is not None and (var.headline or not headline_only):
+                    out[(mode, c.where, c.name, var.name)].append(
+                        Point(str(info.get("uuid") or ""), float(info.get("time_start_unix") or 0),
+                              float(value), c.provenance))
+    return out
+
+
+def _verdict(better: str, old: float, new: float) -> str:
+    if better == HIGHER:
+        return "improvement" if new > old else "regression"
+    if better == LOWER:
+        return "improvement" if new < old else "regression"
+    return "shift"
+
+
+def _window_pvalue(values: np.ndarray, permutations: int) -> float:
+    """E-Divisive's permutation p-value of the best split of ``values``.
+
+    The statistic is the largest energy statistic over every split; random
+    orders of the window give its distribution under "no change". This is
+    the test :func:`estats.e_divisive` runs, whose value it does not return.
+    """
+    distances = estats._get_distance_matrix(values.reshape(-1, 1))  # noqa: SLF001
+    observed = float(np.max(estats._calculate_t_stats(distances)))  # noqa: SLF001
+    higher = 0
+    for _ in range(permutations):
+        order = np.random.permutation(len(values))
+        shuffled = distances[np.ix_(order, order)]
+        higher += float(np.max(estats._calculate_t_stats(shuffled))) >= observed  # noqa: SLF001
+    return (higher + 1) / (permutations + 1)
+
+
+def change_points(values: list[float], pvalue: float = PVALUE,
+                  permutations: int = PERMUTATIONS, seed: int = 0) -> list[tuple[int, float]]:
+    """Indices where a new level starts, with the p-value of each, in order.
+
+    The permutation tests draw from numpy's global generator (the library's
+    choice), seeded here so that the same history always gives the same answer.
+    """
+    if len(values) < 2 * MIN_SEGMENT:
+        return []
+    np.random.seed(seed)
+    data = np.asarray(values, dtype=float)
+    found = sorted(i for i in estats.e_divisive(data, pvalue, permutations)
+                   if MIN_SEGMENT <= i <= len(values) - MIN_SEGMENT)
+    bounds = [0, *found, len(values)]
+    out = []
+    for k, i in enumerate(found):
+        p = _window_pvalue(data[bounds[k]:bounds[k + 2]], permutations)
+        if p <= pvalue:
+            out.append((i, p))
+    return out
+
+
+def find(history: list[tuple[dict, list[Case]]], pvalue: float = PVALUE,
+         permutations: int = PERMUTATIONS, min_shift: float = MIN_SHIFT,
+         headline_only: bool = True) -> list[Change]:
+    """Every change point of every (headline) variable over the stored sessions, oldest first.
+
+    The direction of each variable (higher or lower is better) is its
+    declaration's (``Variable.decl``); a variable no check declares is a
+    ``shift``.
+    """
+    directions: dict[str, str] = {}
+    units: dict[str, str] = {}
+    for _, cases in history:
+        for c in cases:
+            for var in c.variables.values():
+                units.setdefault(var.name, var.decl.unit if var.decl else var.unit)
+                if var.decl is not None:
+                    directions.setdefault(var.name, var.decl.better)
+    out = []
+    for (mode, where, test, name), points in series(history, headline_only).items():
+        values = [p.value for p in points]
+        found = change_points(values, pvalue, permutations)
+        bounds = [0, *(i for i, _ in found), len(values)]
+        for k, (i, p) in enumerate(found):
+            old = statistics.median(values[bounds[k]:i])
+            new = statistics.median(values[i:bounds[k + 2]])
+            before, after = points[i - 1], points[i]
+            change = Change(where, test, name, units.get(name, ""), before, after, old, new, p,
+                            _verdict(directions.get(name, ""), old, new),
+                            tuple(provenance.diff(dict(before.provenance),
+                                                  dict(after.provenance))), mode)
+            if abs(change.shift) >= min_shift:
+                out.append(change)
+    return sorted(out, key=lambda c: (c.after.time, c.where, c.test, c.variable))
+
+
+def render(found: list[Change], history: list[tuple[dict, list[Case]]],
+           pvalue: float) -> list[str]:
+    """The lines ``sentinel changes`` (and the nightly mode's end) prints."""
+    lines = [f"{len(history)} sessions, {len(found)} change points (E-Divisive means, "
+             f"p <= {pvalue})"]
+    for c in found:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(c.after.time))
+        mode = f" ({c.mode} sessions)" if c.mode else ""
+        lines.append(f"{when} session {c.after.session[:8]}{mode}: {c.where} {c.test} "
+                     f"{c.variable}: "
+                     f"{c.old:.4g} -> {c.new:.4g} {c.unit} ({c.shift:+.1%}, p = {c.pvalue:.3f}) "
+                     f"{c.verdict}")
+        lines += [f"    provenance: {line}" for line in c.provenance]
+    return lines

@@ -1,0 +1,152 @@
+"""The Orfeo worked site: PBS Pro job scripts and the study's references, through ReFrame.
+
+``--dry-run`` writes every job script without submitting it: no PBS server
+is needed (none is packaged for Debian or on PyPI). IMB's directory is
+given with ``-S ImbCheck.suite_dir``: a dry run scripts the command the
+site's layout implies.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sentinel.results.references import systems_from_config, validate_file
+from tests.integration.conftest import ROOT, Run, reframe
+
+pytestmark = pytest.mark.integration
+
+IMB_DIR = "/apps/imb/2021.7/bin"
+ORFEO = ["--system", "orfeo", "--mode", "acceptance", "--dry-run",
+         "-S", f"ImbCheck.suite_dir={IMB_DIR}"]
+
+
+@pytest.fixture(scope="module")
+def acceptance(tmp_path_factory) -> Run:
+    out = tmp_path_factory.mktemp("orfeo")
+    run = reframe([*ORFEO, "-n", "^ImbCheck.*%transport=(openmpi-all|intelmpi-all|ob1-tcp-ib0|"
+                                  "ofi-mlx)"], out, checks=("imb.py",))
+    assert run.report, run.output[-3000:]
+    return run
+
+
+def _case(run: Run, partition: str, transport: str, mapping: str) -> dict:
+    cases = [tc for tc in run.cases("ImbCheck", transport=transport, mapping=mapping)
+             if tc["partition"] == partition]
+    assert len(cases) == 1, [tc["display_name"] for tc in run.cases("ImbCheck")]
+    assert cases[0]["result"] == "pass", cases[0].get("fail_reason")
+    return cases[0]
+
+
+def _script(case: dict) -> list[str]:
+    return (Path(case["stagedir"]) / "rfm_job.sh").read_text().splitlines()
+
+
+def _launch(lines: list[str], transport: str) -> str:
+    """The line of a series script that launches ``transport``, its exported variables."""
+    found = [line for line in lines if line.startswith(f"(cd series/{transport} && export ")]
+    assert len(found) == 1, lines
+    return found[0]
+
+
+def test_node_mapping_is_one_rank_on_each_of_two_exclusive_pbs_hosts(acceptance):
+    lines = _script(_case(acceptance, "thin", "openmpi-all", "node"))
+    assert lines[0] == "#!/bin/bash"
+    assert re.fullmatch(r"#PBS -l walltime=\d+:\d+:\d+", lines[4])
+    assert lines[5:8] == ["#PBS -l select=2:mpiprocs=1:ncpus=1", "#PBS -q dssc",
+                          "#PBS -l place=scatter:excl"]
+    # every launch of the job: the affinity probe, then IMB up to 256 MiB
+    launches = [line for line in lines if line.startswith("mpirun ")]
+    assert launches[0].startswith("mpirun -np 2 --map-by node --bind-to core ")
+    assert launches[1] == (f"mpirun -np 2 --map-by node --bind-to core {IMB_DIR}/IMB-MPI1 "
+                           "PingPong PingPing Sendrecv Exchange Allreduce Alltoall Bcast "
+                           "Barrier -msglog 28 -iter 1000 -time 10.0")
+    # one transport of the family, as the library reads it
+    ib0 = _launch(lines, "ob1-tcp-ib0")
+    for setting in ("OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp",
+                    "OMPI_MCA_btl_tcp_if_include=ib0", "OMPI_MCA_btl_base_verbose=100"):
+        assert f" {setting} " in ib0, ib0
+    # vader cannot cross nodes: not in the node series
+    assert not any("series/ob1-vader" in line for line in lines)
+
+
+def test_intel_mpi_node_series_runs_one_rank_per_host_at_the_study_sizes(acceptance):
+    lines = _script(_case(acceptance, "gpu", "intelmpi-all", "node"))
+    assert lines[5:8] == ["#PBS -l select=2:mpiprocs=1:ncpus=1", "#PBS -q dssc_gpu",
+                          "#PBS -l place=scatter:excl"]
+    assert "export I_MPI_PIN_DOMAIN=core" in lines
+    launches = [line for line in lines if line.startswith("mpirun ")]
+    assert launches[1].startswith(f"mpirun -np 2 -ppn 1 {IMB_DIR}/IMB-MPI1 ")
+    assert " -msglog 22 " in launches[1]  # the study's Intel MPI rows: IMB's default
+    mlx = _launch(lines, "ofi-mlx")
+    assert " I_MPI_FABRICS=ofi I_MPI_OFI_PROVIDER=mlx " in mlx, mlx
+    assert "I_MPI_DEBUG=5" in mlx
+
+
+def test_core_mapping_packs_both_ranks_on_one_exclusive_host(acceptance):
+    lines = _script(_case(acceptance, "thin", "openmpi-all", "core"))
+    assert lines[5:8] == ["#PBS -l select=1:mpiprocs=2:ncpus=2", "#PBS -q dssc",
+                          "#PBS -l place=pack:excl"]
+    launches = [line for line in lines if line.startswith("mpirun ")]
+    assert launches[1].startswith(f"mpirun -np 2 --map-by core --bind-to core {IMB_DIR}/")
+
+
+def test_one_study_row_is_read_back_through_reframes_ref_lookup(acceptance):
+    # the study: node, ob1, tcp, ib0: THIN 12.172 us, 2447.668 MB/s; GPU 13.910, 2162.637
+    thin = _case(acceptance, "thin", "ob1-tcp-ib0", "node")
+    assert thin["reference_status"].endswith("orfeo.yaml: orfeo:thin/openmpi/ob1-tcp-ib0/node")
+    assert thin["reference_entry"] == {
+        "pingpong_fit_lambda": ["12.172", "-0.1", "0.1", "us"],
+        "pingpong_fit_bw": ["2447.668", "-0.1", "0.1", "MB/s"]}
+    gpu = _case(acceptance, "gpu", "ob1-tcp-ib0", "node")
+    assert gpu["reference_entry"]["pingpong_fit_lambda"] == ["13.91", "-0.1", "0.1", "us"]
+    # Intel MPI, node, ofi, mlx: THIN 1.192 us, 11827.264 MB/s
+    mlx = _case(acceptance, "thin", "ofi-mlx", "node")
+    assert mlx["reference_entry"]["pingpong_fit_bw"] == ["11827.264", "-0.1", "0.1", "MB/s"]
+
+
+def test_the_validator_accepts_the_study_references(site_configuration):
+    path = ROOT / "config" / "references" / "orfeo.yaml"
+    assert validate_file(path, systems_from_config(site_configuration)) == []
+
+
+def test_the_listing_is_the_studys_matrix(tmp_path):
+    run = reframe(["--system", "orfeo", "-n", "^ImbCheck", "-l"], tmp_path, checks=("imb.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    listed = set(re.findall(r"%transport=(\S+) %mapping=(\w+)", run.output))
+    openmpi = {"ob1-tcp-ib0", "ob1-tcp-br0", "ob1-vader", "ucx-sm", "ucx-rc"}
+    intelmpi = {"shm", "ofi-tcp", "ofi-sockets", "ofi-shm", "ofi-mlx", "shm-ofi-tcp",
+                "shm-ofi-sockets", "shm-ofi-mlx"}
+    assert {t for t, _ in listed} == openmpi | intelmpi
+    # shared memory is never listed between nodes
+    assert not {("ob1-vader", "node"), ("ucx-sm", "node"), ("shm", "node"),
+                ("ofi-shm", "node")} & listed
+
+
+def test_torque_asks_for_distinct_nodes_exclusively(tmp_path):
+    run = reframe(["--system", "torque_site", "--dry-run", "-S", f"ImbCheck.suite_dir={IMB_DIR}",
+                   "-n", "^ImbCheck.*%transport=ob1-tcp-ib0"], tmp_path,
+                  config=ROOT / "tests" / "config" / "torque.py", checks=("imb.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    node = _case(run, "thin", "ob1-tcp-ib0", "node")
+    lines = _script(node)
+    assert lines[5:8] == ["#PBS -l nodes=2:ppn=1", "#PBS -q dssc", "#PBS -n"]
+    assert "export OMPI_MCA_btl_tcp_if_include=ib0" in lines
+    core = _script(_case(run, "thin", "ob1-tcp-ib0", "core"))
+    assert core[5:8] == ["#PBS -l nodes=1:ppn=2", "#PBS -q dssc", "#PBS -n"]
+
+
+def test_every_catalogue_entry_and_interface_generates_and_lists(tmp_path):
+    from sentinel.mpi.transports import CATALOGUE, lookup
+
+    run = reframe(["--system", "catalogue_site", "-n", "^Pt2ptCheck", "-l"], tmp_path,
+                  config=ROOT / "tests" / "config" / "catalogue.py", checks=("pt2pt.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    listed = set(re.findall(r"^- Pt2ptCheck %transport=(\S+) %mapping=(\w+)", run.output,
+                            re.MULTILINE))
+    expected = {(t.name, m) for t in CATALOGUE.values() for m in ("core", "socket", "node")
+                if not (t.intra_node and m == "node")}
+    expected |= {(lookup(t.family, f"{t.name}-ib0").name, m) for t in CATALOGUE.values()
+                 if t.interface_vars for m in ("core", "socket", "node")}
+    assert {t for t, _ in expected} <= {t for t, _ in listed}
+    assert {(t, m) for t, m in expected} <= listed

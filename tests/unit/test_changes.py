@@ -1,0 +1,87 @@
+"""Change points over captured results histories (tests/data/history/README.md).
+
+``pt2pt-tcp-limited-from-21.db``: 25 sessions of Pt2ptCheck over ob1-tcp and
+ob1-vader, the TCP path behind a 2 Gbit/s ``tbf`` limit from session 21 on.
+``pt2pt-m2-slowed-from-9.db``: 11 sessions over Intel MPI ofi-tcp between two
+namespaced nodes, the second node's link slowed from session 9 on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sentinel.results import changes
+from sentinel.results.report.load import Inputs, load_history
+from tests.conftest import DATA
+
+LIMITED = DATA / "history" / "pt2pt-tcp-limited-from-21.db"
+SLOWED = DATA / "history" / "pt2pt-m2-slowed-from-9.db"
+TCP = "Pt2ptCheck %transport=ob1-tcp %mapping=core %build.bench=pt2pt"
+
+
+def _history(db: Path, sessions: int) -> list:
+    inputs = Inputs()
+    load_history(db, inputs)
+    assert not inputs.problems and len(inputs.history) == sessions
+    return inputs.history
+
+
+def test_twenty_unchanged_sessions_have_no_change_point():
+    assert changes.find(_history(LIMITED, 25)[:20]) == []
+
+
+def test_the_limited_tcp_path_is_named_at_its_first_session_for_its_bandwidth_only():
+    history = _history(LIMITED, 25)
+    found = changes.find(history)
+    first = history[20][0]["uuid"]
+    assert {(c.test, c.variable) for c in found} == {
+        (TCP, "bw_peak"), (TCP, "bibw_peak"), (TCP, "fit_bw")}
+    for c in found:
+        assert c.after.session == first and c.before.session == history[19][0]["uuid"]
+        assert c.verdict == "regression" and c.shift < -0.9 and c.pvalue <= 0.01
+        assert c.unit == "MB/s" and c.provenance == ()  # the same stack on both sides
+
+
+def test_a_smaller_shift_is_reported_only_below_the_default_floor():
+    # The tbf qdisc also adds 0.5 us to the TCP path's 8 B latency (+7.7 %):
+    # real, significant, and below the 10 % the suite's bands ignore too.
+    found = changes.find(_history(LIMITED, 25), min_shift=0.05)
+    latency = {c.variable: c for c in found if c.variable in ("latency_8B", "fit_lambda")}
+    assert set(latency) == {"latency_8B", "fit_lambda"}
+    assert all(0.05 < c.shift < 0.10 and c.verdict == "regression" for c in latency.values())
+
+
+def test_three_sessions_after_a_step_are_at_the_edge_of_significance_in_a_short_history():
+    # Eleven sessions, three after the step: a random order puts the three
+    # low values at one end with probability 2 / C(11, 3) = 0.012.
+    history = _history(SLOWED, 11)
+    series = changes.series(history)
+    bw = [p.value for key, points in series.items() if key[3] == "bw_peak" for p in points]
+    assert changes.change_points(bw, pvalue=0.05) == [(8, pytest.approx(0.012, abs=0.01))]
+
+
+def test_too_few_sessions_on_a_side_are_not_a_segment():
+    assert changes.change_points([1.0, 1.0, 1.0, 9.0, 9.0], 0.05, 99) == []
+
+
+def test_the_lines_printed_name_session_shift_p_and_verdict():
+    history = _history(LIMITED, 25)
+    lines = changes.render(changes.find(history), history, 0.01)
+    assert lines[0] == "25 sessions, 3 change points (E-Divisive means, p <= 0.01)"
+    bw = next(line for line in lines if " bw_peak: " in line)
+    assert f"session {history[20][0]['uuid'][:8]}: local:cpu+openmpi {TCP} bw_peak: " in bw
+    assert bw.endswith("MB/s (-95.6%, p = 0.005) regression")
+
+
+def test_a_change_says_what_changed_in_the_provenance():
+    history = _history(LIMITED, 25)
+    for _, cases in history[20:]:
+        for case in cases:
+            case.provenance = {"ucx": "1.15.0", "kernel": "6.1.0-27"}
+    for _, cases in history[:20]:
+        for case in cases:
+            case.provenance = {"ucx": "1.13.1", "kernel": "6.1.0-27"}
+    found = changes.find(history)
+    assert found and all(c.provenance == ("ucx: 1.13.1 -> 1.15.0",) for c in found)
