@@ -19,8 +19,9 @@ here): session k = 21 on. Two methods judge that history:
   method cries wolf over many more nights is ``benchmarks/change_points.py``'s
   question;
 * **change points** (``sentinel.results.changes``): over the 20 unchanged
-  sessions nothing; over all 25, session 21 for the bandwidth variables of
-  ob1-tcp and nothing else.
+  sessions nothing; over all 25, session 21 for the bandwidth peaks of
+  ob1-tcp, its fitted bandwidth at most three sessions earlier (see below),
+  and nothing else.
 
 "Unchanged" is what the test does, not always what the host does: in one CI
 run the shared-memory 8 B latency fell from 0.42 to 0.17 us and the TCP
@@ -34,6 +35,12 @@ the host's, printed and not counted
 against the detector. (The probe does move: in one run here its round trip
 went from 100 to 400 ns for sessions 8-11 and back, while the MPI bandwidth
 stayed in its bands.)
+
+A band that calibration itself says would not catch a halving (its lower
+bound below -50 %, written with a note) is not expected to catch the rate
+limit either: on one host the TCP bandwidth alternated session by session
+between 1.8-2.3 and 5.9 GB/s, and the bw_peak band came out -87/+680 %.
+Every band narrower than that must fail the rate-limited session.
 
 A false alarm of the bands is a result *worse* than its band: this host's
 TCP loopback bandwidth is also bimodal, 3.5 or 7 GB/s from one session to
@@ -62,6 +69,7 @@ left a 10 % band 15 times in 48, the bandwidth peaks 0 times in 48.
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -158,6 +166,12 @@ def _named(found: list) -> set[tuple[str, str, str]]:
     return {(c.test.split(" %build")[0], c.variable, c.after.session) for c in found}
 
 
+def _blind(calibrated: str) -> set[str]:
+    """The TCP variables whose band ``sentinel calibrate`` said would not catch a halving."""
+    return set(re.findall(r"^note: Pt2ptCheck local:cpu/openmpi/ob1-tcp/core (\w+): band .* "
+                          r"would not catch a halving", calibrated, re.M))
+
+
 def _outside(report: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The (test, variable) outside their bands: worse than the reference, and better."""
     worse, better = [], []
@@ -184,7 +198,8 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
             banded = refs if CALIBRATION <= i < CALIBRATION + BANDED else None
             runs.append(_run(inside, history, SELECTION, banded))
             if i + 1 == CALIBRATION:
-                print(_calibrate([r.report_path for r in runs], refs))
+                calibrated = _calibrate([r.report_path for r in runs], refs)
+                print(calibrated)
                 entries = yaml.safe_load((refs / "local.yaml").read_text())
                 assert set(entries["Pt2ptCheck"]["local:cpu"]["openmpi"]) == {
                     "ob1-tcp", "ob1-vader"}
@@ -209,7 +224,9 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
 
     slow = failed(tcp.report)
     assert _tests(slow) == {TCP}, tcp.output[-3000:]
-    assert {"bw_peak", "bibw_peak"} <= {var for _, var in slow}
+    blind = _blind(calibrated)
+    print("TCP bands calibrate said would not catch a halving:", blind)
+    assert {"bw_peak", "bibw_peak"} - blind <= {var for _, var in slow}
     assert tcp.returncode != 0 and "performance" in tcp.output
     busy = failed(shm.report)
     assert _tests(busy) == {SHM}, shm.output[-3000:]
@@ -225,9 +242,16 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
     found = changes.find(whole)
     host = _host_changes(whole, probes, found)
     k = whole[UNCHANGED][0]["uuid"]
-    expected = {(TCP, var, k) for var in ("bw_peak", "bibw_peak", "fit_bw")}
+    expected = {(TCP, var, k) for var in ("bw_peak", "bibw_peak")}
+    # The fit's bandwidth may be dated up to MIN_SEGMENT sessions early:
+    # fitted to the latency curve, it follows the host's latency noise, and
+    # in one run here it fell from 8000 to 5830, 4144 and 2091 MB/s over the
+    # three sessions before the limit, the last of which began the low segment.
+    near = {s[0]["uuid"] for s in whole[UNCHANGED - changes.MIN_SEGMENT:UNCHANGED + 1]}
+    fit = {n for n in _named(found) if n[:2] == (TCP, "fit_bw") and n[2] in near}
     named = _named(found)
-    assert expected <= named, (found, probes)
+    assert expected <= named and len(fit) == 1, (found, probes)
+    expected |= fit
     assert {n for n in named - expected if n[2] not in host} == set(), (found, probes)
     assert all(c.verdict == "regression" and c.shift < -0.5
                for c in found if _named([c]) <= expected)
