@@ -105,3 +105,14 @@ def test_a_change_says_what_changed_in_the_provenance():
             case.provenance = {"ucx": "1.13.1", "kernel": "6.1.0-27"}
     found = changes.find(history)
     assert found and all(c.provenance == ("ucx: 1.13.1 -> 1.15.0",) for c in found)
+
+
+def test_the_newest_session_names_a_step_on_its_third_night_and_not_again():
+    history = _history(LIMITED, 25)
+    third = history[:23]  # the limit began at session 21: 21, 22 and 23 after it
+    found = changes.find(third)
+    newest = third[-1][0]["uuid"]
+    assert {c.variable for c in changes.named_by(newest, third, found)} == {
+        "bw_peak", "bibw_peak", "fit_bw"}
+    fourth = history[:24]
+    assert changes.named_by(fourth[-1][0]["uuid"], fourth, changes.find(fourth)) == []

@@ -184,9 +184,14 @@ def test_trends_need_two_sessions_and_follow_the_headline_variables():
     assert plots.trends([first]) == []  # one session is a point, not a trend
     second = (dict(report["session_info"], time_start_unix=1.7e9 + 86400), cases_of(report, "b"))
     titles = [t for t, uri in plots.trends([first, second]) if uri.startswith("data:image/png")]
-    assert "bw_peak on local:slurm-two over 2 stored sessions" in titles
-    assert "match_time_tag on local:slurm-two over 2 stored sessions" in titles
-    assert not any("bw_1024B" in t for t in titles)
+    # a figure per partition, environment and check; a panel per headline variable
+    assert titles == [f"{check} headline variables over 2 stored sessions, {env} on "
+                      "local:slurm-two" for env in ("mpich", "openmpi")
+                      for check in ("MatchingCheck", "Pt2ptCheck")]
+    variables = plots._trend_variables([first, second])
+    assert {"bw_peak", "latency_8B", "match_time_tag"} <= {
+        name for per in variables.values() for name in per}
+    assert not any("bw_1024B" in per for per in variables.values())
 
 
 def test_unresolved_values_are_listed_with_why_never_as_numbers():
@@ -213,8 +218,12 @@ def test_series_over_process_counts_are_drawn_against_the_count():
     assert sorted(plots._scaling_lines(next(c for c in cases if c.check == "RingCheck"))
                   ["lap_N*"]) == [1, 2, 4]
     titles = [t for t, uri in plots.scaling(cases) if uri.startswith("data:image/png")]
-    assert titles == ["CollectivesCheck intelmpi ofi-tcp node on local:slurm-net",
-                      "RingCheck openmpi ob1-tcp node on local:slurm-net"]
+    assert titles == ["CollectivesCheck against the process count, intelmpi ofi-tcp node on "
+                      "local:slurm-net",
+                      "RingCheck against the process count, openmpi ob1-tcp node on "
+                      "local:slurm-net"]
+    panels = plots._scaling_panels(next(c for c in cases if c.check == "CollectivesCheck"))
+    assert sorted(panels["allreduce_latency"]) == ["65536B", "8B"]  # a line per size
     assert plots.scaling(cases_of(_report(), "r.json")) == []  # two ranks: no series
 
 
@@ -238,4 +247,6 @@ def test_matching_values_show_their_interval_or_their_bound_never_a_bare_negativ
     assert "match_time_tag" not in ucx.variables
     assert "match_time_tag unresolved: &lt; " in table
     assert not re.search(r"= -\d", table)  # no negative time anywhere
-    assert [t for t, _ in plots.matching(cases)] == ["Message matching time on local:cpu"]
+    assert [t for t, _ in plots.matching(cases)] == [
+        f"MatchingCheck matching time per queue element, {env} on local:cpu"
+        for env in ("mpich", "openmpi")]

@@ -26,10 +26,12 @@ def test_every_fabric_mode_gets_its_figure():
     titles = [t for t, uri in plots.fabric(_cases("run-report-fabric-clean.json"))
               if uri.startswith("data:image/png;base64,")]
     assert len(titles) == 4
-    assert any(t.startswith("aggregate bandwidth of k pairs") for t in titles)
-    assert any(t.startswith("latency idle and under load (x") for t in titles)
-    assert any(t.startswith("permutation patterns") for t in titles)
-    assert any(t.startswith("FabricCheck pairs") and t.endswith("no outlier") for t in titles)
+    assert any(t.startswith("FabricCheck aggregate bandwidth of k pairs, intelmpi ofi-tcp node "
+                            "mode=aggregate on") for t in titles)
+    assert any(t.startswith("FabricCheck latency idle and under load (x") for t in titles)
+    assert any(t.startswith("FabricCheck permutation patterns") for t in titles)
+    assert any(t.startswith("FabricCheck node pairs") and t.endswith("no outlier")
+               for t in titles)
 
 
 def test_the_heatmaps_mark_what_the_sweep_named():

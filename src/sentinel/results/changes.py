@@ -198,21 +198,65 @@ def find(history: list[tuple[dict, list[Case]]], pvalue: float = PVALUE,
                 if var.decl is not None:
                     directions.setdefault(var.name, var.decl.better)
     out = []
-    for (mode, where, test, name), points in series(history, headline_only).items():
-        values = [p.value for p in points]
-        found = change_points(values, pvalue, permutations)
-        bounds = [0, *(i for i, _ in found), len(values)]
-        for k, (i, p) in enumerate(found):
-            old = statistics.median(values[bounds[k]:i])
-            new = statistics.median(values[i:bounds[k + 2]])
-            before, after = points[i - 1], points[i]
-            change = Change(where, test, name, units.get(name, ""), before, after, old, new, p,
-                            _verdict(directions.get(name, ""), old, new),
-                            tuple(provenance.diff(dict(before.provenance),
-                                                  dict(after.provenance))), mode)
-            if abs(change.shift) >= min_shift:
-                out.append(change)
+    for key, points in series(history, headline_only).items():
+        out += _of_series(key, points, directions, units, pvalue, permutations, min_shift)
     return sorted(out, key=lambda c: (c.after.time, c.where, c.test, c.variable))
+
+
+def _of_series(key: tuple[str, str, str, str], points: list[Point], directions: dict[str, str],
+               units: dict[str, str], pvalue: float, permutations: int,
+               min_shift: float) -> list[Change]:
+    mode, where, test, name = key
+    values = [p.value for p in points]
+    found = change_points(values, pvalue, permutations)
+    bounds = [0, *(i for i, _ in found), len(values)]
+    out = []
+    for k, (i, p) in enumerate(found):
+        old = statistics.median(values[bounds[k]:i])
+        new = statistics.median(values[i:bounds[k + 2]])
+        before, after = points[i - 1], points[i]
+        change = Change(where, test, name, units.get(name, ""), before, after, old, new, p,
+                        _verdict(directions.get(name, ""), old, new),
+                        tuple(provenance.diff(dict(before.provenance),
+                                              dict(after.provenance))), mode)
+        if abs(change.shift) >= min_shift:
+            out.append(change)
+    return out
+
+
+def named_by(session: str, history: list[tuple[dict, list[Case]]], found: list[Change],
+             pvalue: float = PVALUE, permutations: int = PERMUTATIONS,
+             min_shift: float = MIN_SHIFT) -> list[Change]:
+    """The change points of ``found`` that ``session``, the newest stored one, brought.
+
+    A change point is named from the third session after the step on, so
+    the newest session names steps of earlier nights: those the history
+    without it did not name. Only the series with a change point are looked
+    at again.
+    """
+    keys = {(c.mode, c.where, c.test, c.variable) for c in found}
+    if not keys:
+        return []
+    units = {c.variable: c.unit for c in found}
+    directions = {c.variable: _direction(c) for c in found}
+    earlier = set()
+    for key, points in series(history).items():
+        if key in keys and points[-1].session == session:
+            earlier |= {(c.where, c.test, c.variable, c.after.session)
+                        for c in _of_series(key, points[:-1], directions, units, pvalue,
+                                            permutations, min_shift)}
+        elif key in keys:  # the newest session did not measure it: it named nothing here
+            earlier |= {(c.where, c.test, c.variable, c.after.session) for c in found
+                        if (c.mode, c.where, c.test, c.variable) == key}
+    return [c for c in found if (c.where, c.test, c.variable, c.after.session) not in earlier]
+
+
+def _direction(change: Change) -> str:
+    """The declared direction a change's verdict came from ('' for a shift)."""
+    if change.verdict == "shift":
+        return ""
+    worse = change.new < change.old if change.verdict == "regression" else change.new > change.old
+    return HIGHER if worse else LOWER
 
 
 def render(found: list[Change], history: list[tuple[dict, list[Case]]],

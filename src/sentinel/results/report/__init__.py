@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sentinel.results import changes
-from sentinel.results.report import html, plots, tables
+from sentinel.results.report import html, plots, summary, tables
 from sentinel.results.report.load import Inputs, load_history, load_reports
 
 
@@ -64,10 +64,7 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)
     found = changes.find(inputs.history)
-    figures = {"curves": plots.curves(inputs.cases), "matching": plots.matching(inputs.cases),
-               "jacobi": plots.jacobi(inputs.cases), "scaling": plots.scaling(inputs.cases),
-               "fabric": plots.fabric(inputs.cases),
-               "trends": plots.trends(inputs.history, found)}
+    figures = plots.by_check(inputs.cases, inputs.history, found)
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
@@ -75,7 +72,8 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
                       headline(all_rows, acc, tables.nodes(inputs.cases)), inputs.problems,
                       inputs.errors)
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, all_rows, acc,
-                                      tables.transport_matrix(inputs.cases), figures, found))
+                                      tables.transport_matrix(inputs.cases), figures, found,
+                                      summary.summarise(inputs, acc, found)))
     written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))
     written.csv.write_text(tables.summary_csv(all_rows))
     return written

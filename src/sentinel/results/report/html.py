@@ -1,4 +1,10 @@
-"""One self-contained HTML page: inline style, figures as data URIs, no scripts."""
+"""One self-contained HTML page: inline style, figures as data URIs, no scripts.
+
+Read in the morning, top down: the summary (the verdict, what changed since
+the previous comparable session, what was not measured), each line a link
+to its detail; then the detail by partition, environment and check; then
+the full lists (requirements, change points, nodes, every variable).
+"""
 
 from __future__ import annotations
 
@@ -7,24 +13,41 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
+from sentinel.analysis.variables import declaration
 from sentinel.results.report.load import Case, Inputs
-from sentinel.results.report.tables import Acceptance, Row, nodes
+from sentinel.results.report.summary import Group, Summary, case_id, check_id, slug, when
+from sentinel.results.report.tables import Acceptance, Row, natural, nodes
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
     from sentinel.results.changes import Change
 
 _STYLE = """
-body { font-family: sans-serif; margin: 1.5em; color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
+body { font-family: sans-serif; margin: 0 1.5em 1.5em; color: #222; }
+header { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ccc;
+         padding: 0.3em 0; z-index: 1; }
+h1 { margin: 0.2em 0; font-size: 22px; } .meta { margin: 0; font-size: 12px; color: #555; }
+nav { font-size: 13px; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.2em; }
+section { scroll-margin-top: 6em; } tr { scroll-margin-top: 6em; } h3 { scroll-margin-top: 6em; }
+#summary { border-bottom: 4px solid #1f4e9a; padding-bottom: 0.3em; }
+#summary h3 { margin: 0.5em 0 0.2em; font-size: 15px; } #summary p { margin: 0.3em 0; }
+ul.groups { margin: 0.2em 0; padding-left: 1.2em; font-size: 13px; }
+ul.groups ul { margin: 0; padding-left: 1.4em; } ul.compact li { display: inline; }
+ul.compact li + li:before { content: " · "; }
 table { border-collapse: collapse; font-size: 12px; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
 th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .PASS { color: #060; font-weight: bold; } .FAIL { color: #b00; font-weight: bold; }
-.verdict { font-size: 28px; padding: 0.3em 0.6em; border: 3px solid; display: inline-block; }
+.INFO { color: #444; font-weight: bold; } .unresolved { color: #875; font-style: italic; }
+li.FAIL a, li.PASS a { font-weight: normal; } .reason { color: #b00; font-size: 11px; }
+.verdict { font-size: 22px; padding: 0.1em 0.5em; border: 3px solid; display: inline-block; }
 .verdict.PASS { border-color: #060; } .verdict.FAIL { border-color: #b00; }
-figure { margin: 0.8em 0; } figcaption { font-size: 12px; color: #555; }
+section.check { border-left: 3px solid #ddd; padding-left: 0.8em; margin: 1em 0; }
+.toc { font-size: 13px; } .wide { overflow-x: auto; max-width: 100%; }
+figure { margin: 0.8em 0; } figure img { max-width: 100%; }
+figcaption { font-size: 12px; color: #555; }
 .problems li { color: #b00; }
-@media print { figure, table { page-break-inside: avoid; } body { margin: 0; } }
+@media print { header { position: static; } figure, table { page-break-inside: avoid; }
+               body { margin: 0; } }
 """
 
 
@@ -108,7 +131,7 @@ def _nodes(cases: list[Case]) -> str:
 
 def _figures(figs: list[tuple[str, str]], empty: str) -> str:
     if not figs:
-        return f"<p>{escape(empty)}</p>"
+        return f"<p>{escape(empty)}</p>" if empty else ""
     return "".join(f'<figure><img alt="{escape(t)}" src="{uri}">'
                    f"<figcaption>{escape(t)}</figcaption></figure>" for t, uri in figs)
 
@@ -183,40 +206,166 @@ def _inputs(inputs: Inputs) -> str:
     return "".join(parts)
 
 
+#: Lines of a summary group shown on the first screen; the rest are one click away.
+SHOWN = 4
+
+
+def _link(target: str, text: str) -> str:
+    return f'<a href="#{escape(target)}">{escape(text)}</a>'
+
+
+def _group(g: Group, more: str) -> str:
+    """A summary group: its count and title, its first lines, a link to the rest."""
+    items = "".join(f'<li class="{line.verdict}">{_link(line.target, line.text)}</li>'
+                    for line in g.lines[:SHOWN])
+    rest = (f'<li class="more">{_link(more, f"and {len(g.lines) - SHOWN} more")}</li>'
+            if len(g.lines) > SHOWN else "")
+    return (f'<li><span class="{g.verdict}">{len(g.lines)}</span> {escape(g.title)}'
+            f"<ul>{items}{rest}</ul></li>")
+
+
+def _summary(s: Summary, acc: Acceptance, counts: str) -> str:
+    newest = (f"session {str(s.newest.get('uuid', ''))[:8]} started "
+              f"{when(s.newest)}" if s.newest else "no session")
+    parts = [f'<p><span class="verdict {acc.verdict.replace(" ", "-")}">'
+             f"{escape(acc.verdict)}</span> {_link('acceptance', 'acceptance')}: "
+             f"{sum(r.verdict == 'PASS' for r in acc.requirements)} of "
+             f"{len(acc.requirements)} requirements met, {len(acc.failed_cases)} test cases "
+             f"failed; {escape(newest)}: {escape(counts)}.</p>",
+             f"<h3>What changed since the previous comparable session</h3>"
+             f"<p>Compared with {escape(s.compared)}.</p>"]
+    if s.changed:
+        parts.append('<ul class="groups">' + "".join(
+            _group(g, "changes" if g.title.startswith("change points") else "acceptance")
+            for g in s.changed) + "</ul>")
+    else:
+        parts.append('<p class="PASS">Nothing: no new failure, no requirement out of its '
+                     "band, no change point named, no node or link named.</p>")
+    parts.append("<h3>Not measured, and why</h3>")
+    if s.unmeasured:
+        skipped = sum(len(g.lines) for g in s.unmeasured if g.title.startswith("skipped"))
+        unresolved = sum(len(g.lines) for g in s.unmeasured if g.title.startswith("unres"))
+        more = f"and {len(s.unmeasured) - SHOWN} more groups"
+        parts.append(f"<p>{skipped} test cases skipped, {unresolved} values unresolved "
+                     f"({_link('unmeasured', 'all of them, grouped')}):</p>")
+        parts.append('<ul class="groups compact">' + "".join(
+            f'<li><span class="INFO">{len(g.lines)}</span> '
+            f"{_link('u-' + slug(g.title), g.title)}</li>" for g in s.unmeasured[:SHOWN])
+            + (f'<li class="more">{_link("unmeasured", more)}</li>'
+               if len(s.unmeasured) > SHOWN else "") + "</ul>")
+    else:
+        parts.append("<p>Everything selected was run, and every value resolved.</p>")
+    return "".join(parts)
+
+
+def _unmeasured(s: Summary) -> str:
+    if not s.unmeasured:
+        return "<p>Nothing: no test case skipped, no value unresolved.</p>"
+    return "".join(
+        f'<h3 id="u-{slug(g.title)}">{escape(g.title)} ({len(g.lines)})</h3><ul>'
+        + "".join(f"<li>{_link(line.target, line.text)}</li>" for line in g.lines) + "</ul>"
+        for g in s.unmeasured)
+
+
+def _cell(c: Case, name: str) -> tuple[str, str]:
+    """A headline value with unit and interval, or why it is unresolved; its CSS class."""
+    var = c.variables.get(name)
+    unresolved = c.extra.get("unresolved") if isinstance(c.extra.get("unresolved"), dict) else {}
+    if var is not None and var.value is not None:
+        cls = "" if not var.referenced else ("PASS" if var.result == "pass" else "FAIL")
+        band = f" band {_band(Row(c, var))}" if var.referenced else ""
+        return escape(measured(var.value, var.unit, var.interval) + band), cls
+    if name in unresolved:
+        return escape(f"unresolved: {str(unresolved[name]).split(',')[0]}"), "unresolved"
+    return "", ""
+
+
+def _check_table(cases: list[Case]) -> str:
+    """A row per test case: its parameters, result and headline values."""
+    names = sorted({n for c in cases for n, v in c.variables.items() if v.headline}
+                   | {n for c in cases for n in (c.extra.get("unresolved") or {})
+                      if c.variables.get(n) is None and declaration(c.check, n)
+                      and declaration(c.check, n).is_headline(n)}, key=natural)
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("test case", "result", *names))
+    body = []
+    for c in sorted(cases, key=lambda c: (natural(c.transport), c.mapping, natural(c.variant),
+                                          c.node)):
+        params = " ".join(x for x in (c.transport, c.mapping, c.variant, c.node) if x)
+        result = c.result.upper() if c.result in ("pass", "fail") else c.result
+        reason = (f'<div class="reason">{escape(c.fail_reason)}</div>'
+                  if c.result != "pass" and c.fail_reason else "")
+        cells = [_cell(c, n) for n in names]
+        body.append(f'<tr id="{case_id(c)}"><td>{escape(params or c.name)}{reason}</td>'
+                    f'<td class="{result}">{escape(result)}</td>'
+                    + "".join(f'<td class="num {cls}">{text}</td>' for text, cls in cells)
+                    + "</tr>")
+    return f'<div class="wide"><table><tr>{head}</tr>{"".join(body)}</table></div>'
+
+
+def _detail(cases: list[Case], figures: dict[tuple[str, str], list]) -> str:
+    """Per partition, environment and check: the table of test cases and the figures."""
+    tree: dict[str, dict[str, dict[str, list[Case]]]] = {}
+    for c in cases:
+        part = f"{c.system}:{c.partition}"
+        tree.setdefault(part, {}).setdefault(c.environ, {}).setdefault(c.check, []).append(c)
+    out = []
+    for part in sorted(tree, key=natural):
+        envs = tree[part]
+        toc = "; ".join(f"{escape(env)}: " + ", ".join(
+            _link(check_id(f"{part}+{env}", check), check) for check in sorted(envs[env]))
+            for env in sorted(envs))
+        out.append(f'<section id="{"p-" + slug(part)}"><h2>{escape(part)}</h2>'
+                   f'<p class="toc">{toc}</p>')
+        for env in sorted(envs):
+            for check, members in sorted(envs[env].items()):
+                where = f"{part}+{env}"
+                failed = sum(c.result in ("fail", "abort") for c in members)
+                out.append(f'<section id="{check_id(where, check)}" class="check">'
+                           f"<h3>{escape(check)}, {escape(env)} on {escape(part)}: "
+                           f"{len(members)} test cases, {failed} failed</h3>"
+                           + _check_table(members)
+                           + (_queue_models(members) if check == "MatchingCheck" else "")
+                           + _figures(figures.get((where, check), []), "")
+                           + "</section>")
+        out.append("</section>")
+    return "".join(out) or "<p>No test case in the run reports read.</p>"
+
+
 def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Acceptance,
-         matrix: tuple[list[str], list[list[str]]], figures: dict[str, list],
-         found: list[Change]) -> str:
-    """The whole report as one HTML document."""
-    counts = {}
+         matrix: tuple[list[str], list[list[str]]], figures: dict[tuple[str, str], list],
+         found: list[Change], summary: Summary) -> str:
+    """The whole report as one HTML document: the summary first, the detail after it."""
+    counts: dict[str, int] = {}
     for c in inputs.cases:
         counts[c.result] = counts.get(c.result, 0) + 1
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test cases"
+    ran = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test cases"
+    parts = sorted({f"{c.system}:{c.partition}" for c in inputs.cases}, key=natural)
+    nav = " · ".join([_link("summary", "Summary"),
+                      *(_link("p-" + slug(p), p) for p in parts),
+                      *(_link(sid, head) for sid, head in (
+                          ("acceptance", "Acceptance"), ("changes", "Change points"),
+                          ("nodes", "Nodes"), ("matrix", "Transport matrix"),
+                          ("unmeasured", "Not measured"), ("variables", "Every variable"),
+                          ("inputs", "Inputs")))])
     sections = [
-        ("acceptance", "Acceptance", _acceptance(acc)),
+        ("acceptance", "Acceptance: every requirement, every failed test case",
+         _acceptance(acc)),
+        ("changes", "Change points in the history", _changes(found, len(inputs.history))),
         ("nodes", "Every node vetted (node-local checks, one job per node)",
          _nodes(inputs.cases)),
         ("matrix", "Transport matrix (pt2pt: 8 B latency, peak bandwidth)",
          _table(*matrix) if matrix[1] else "<p>No pt2pt results.</p>"),
-        ("curves", "Latency and bandwidth", _figures(
-            figures["curves"], "No latency or bandwidth sweeps.")),
-        ("matching", "Message matching",
-         _queue_models(inputs.cases) + _figures(figures["matching"], "No matching results.")),
-        ("jacobi", "Hybrid Jacobi: measured against the model",
-         _figures(figures["jacobi"], "No Jacobi results.")),
-        ("scaling", "From a pair of ranks to the partition: time against processes",
-         _figures(figures["scaling"], "No process-count series.")),
-        ("fabric", "Fabric health: node pairs, load, traffic patterns",
-         _figures(figures["fabric"], "No fabric results.")),
-        ("changes", "Change points in the history", _changes(found, len(inputs.history))),
-        ("trends", "Trends over the stored sessions (dashed: change points)",
-         _figures(figures["trends"], "Fewer than two stored sessions with these values.")),
-        ("variables", "Every performance variable",
-         _variables_table(rows) + _unresolved(inputs.cases)),
+        ("unmeasured", "Not measured: skipped test cases, unresolved values",
+         _unmeasured(summary) + _unresolved(inputs.cases)),
+        ("variables", "Every performance variable", _variables_table(rows)),
         ("inputs", "Inputs", _inputs(inputs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{escape(head)}</h2>{html}</section>'
                    for sid, head, html in sections)
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
-            f"<h1>{escape(title)}</h1><p>Generated {escape(generated)}; test cases: "
-            f"{escape(summary)}.</p>{body}</body></html>")
+            f'<header><h1>{escape(title)}</h1><p class="meta">Generated {escape(generated)}.'
+            f'</p><nav>{nav}</nav></header>'
+            f'<section id="summary"><h2>Summary</h2>{_summary(summary, acc, ran)}</section>'
+            f'<div id="detail">{_detail(inputs.cases, figures)}</div>'
+            f"{body}</body></html>")

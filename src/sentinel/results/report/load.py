@@ -166,10 +166,14 @@ class Case:
 
     @property
     def variant(self) -> str:
-        """The other parameters of the display name (``mode=pure threads=1``)."""
+        """The other parameters of the display name (``mode=pure threads=1``).
+
+        Not the fixtures' (``build.bench=pt2pt``, ``probe.bench=affinity``) nor
+        the node of ``--distribute`` (``.nid``): they do not tell test cases apart.
+        """
         params = (p.split("=", 1) for p in self.name.split(" %")[1:] if "=" in p)
         return " ".join(f"{k}={v}" for k, v in params
-                        if k not in ("transport", "mapping") and not k.startswith("build."))
+                        if k not in ("transport", "mapping") and "." not in k)
 
     @property
     def node(self) -> str:

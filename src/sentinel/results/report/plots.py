@@ -1,7 +1,13 @@
 """The report's figures, drawn with matplotlib and embedded as PNG data URIs.
 
 Each function returns ``(title, data_uri)`` pairs: nothing is fetched when
-the HTML is opened, so the report works offline and can be mailed.
+the HTML is opened, so the report works offline and can be mailed. Every
+title names all that tells its figure apart (check, what is drawn,
+environment, transport, mapping, the other parameters, partition), so no two
+figures of one report share one. Many curves become small multiples: a
+panel per transport (or per mode), on shared axes. Everywhere the same
+marks: the measured values solid with their 95 % interval shaded in the
+line's colour, fits and models dashed, reference bands grey.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+import statistics
 from collections import defaultdict
 from datetime import datetime, timezone
 
@@ -19,7 +26,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from sentinel.analysis import fabric as fabric_analysis  # noqa: E402
-from sentinel.analysis.variables import NEUTRAL  # noqa: E402
 from sentinel.errors import SentinelError  # noqa: E402
 from sentinel.results.report.load import Case, Variable  # noqa: E402
 from sentinel.results.report.tables import natural  # noqa: E402
@@ -41,18 +47,50 @@ def _curve_point(var: Variable) -> tuple[str, str, int] | None:
 
 def _png(fig: Figure) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=80)
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
+def who(c: Case, *, variant: bool = True) -> str:
+    """``environ transport mapping`` and, with ``variant``, the other parameters."""
+    return " ".join(x for x in (c.label, c.variant if variant else "") if x)
+
+
+def _grid(panels: int, width: float = 3.2, height: float = 2.6,
+          columns: int = 4) -> tuple[Figure, list]:
+    """A figure of ``panels`` small multiples on shared axes, ``columns`` to a row."""
+    cols = min(panels, columns)
+    rows = -(-panels // cols)
+    # wide enough for a title naming every parameter, even over one panel
+    fig, axes = plt.subplots(rows, cols, figsize=(max(7.0, 0.6 + width * cols),
+                                                  0.7 + height * rows),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    return fig, flat[:panels]
+
+
+def _reference(ax, xs: list, lo: list, hi: list, labelled: bool) -> None:
+    """A reference band, drawn the same way in every figure."""
+    ax.fill_between(xs, lo, hi, color="0.6", alpha=0.3, linewidth=0,
+                    label="reference band" if labelled else None)
+
+
+def _fitted(ax, xs: list, ys: list, color: str, label: str | None) -> None:
+    """A fit or a model, drawn the same way in every figure."""
+    ax.plot(xs, ys, linestyle="--", color=color, linewidth=0.9, label=label)
+
+
 def _series(case: Case, kind: str) -> dict[str, dict[int, tuple]]:
-    """Per prefix: size -> (value, band) of the ``kind`` curve of one test case."""
+    """Per prefix: size -> (value, interval, band) of the ``kind`` curve of one test case."""
     out: dict[str, dict[int, tuple]] = defaultdict(dict)
     for var in case.variables.values():
         point = _curve_point(var)
         if point and point[0] == kind and var.value is not None and point[2] > 0:
-            out[point[1]][point[2]] = (var.value, var.band if var.referenced else None)
+            out[point[1]][point[2]] = (var.value, var.interval,
+                                       var.band if var.referenced else None)
     return out
 
 
@@ -63,53 +101,71 @@ def _fit(case: Case, prefix: str) -> tuple[float, float] | None:
     return None
 
 
-def _curve_axes(ax, cases: list[Case], kind: str) -> bool:
+def _curve_panel(ax, cases: list[Case], kind: str) -> bool:
+    """One transport's curves: a line per mapping (and prefix, and other parameters)."""
     drawn = False
-    for case in sorted(cases, key=lambda c: c.label):
-        for prefix, points in _series(case, kind).items():
+    for case in sorted(cases, key=lambda c: (c.mapping, c.variant)):
+        for prefix, points in sorted(_series(case, kind).items()):
             sizes = sorted(points)
-            values = [points[s][0] for s in sizes]
-            line, = ax.plot(sizes, values, marker=".", label=f"{case.label} {prefix}".strip())
+            label = " ".join(x for x in (case.mapping, case.variant, prefix.strip("_")) if x)
+            line, = ax.plot(sizes, [points[s][0] for s in sizes], marker=".", markersize=3,
+                            label=label or case.label)
             drawn = True
+            spread = [(s, points[s][1]) for s in sizes if points[s][1]]
+            if spread:
+                ax.fill_between([s for s, _ in spread], [i[0] for _, i in spread],
+                                [i[1] for _, i in spread], color=line.get_color(), alpha=0.2,
+                                linewidth=0)
             fit = _fit(case, prefix)
             if fit:
                 lam, b = fit  # us, MB/s: t = lambda + size / b, size in bytes = 1e-6 MB
                 t = [lam + s / b for s in sizes]
-                ax.plot(sizes, t if kind == "latency" else [s / x for s, x in zip(sizes, t)],
-                        linestyle="--", color=line.get_color(), linewidth=0.8)
-            banded = [(s, points[s][1]) for s in sizes if points[s][1]]
+                _fitted(ax, sizes, t if kind == "latency" else [s / x for s, x in zip(sizes, t)],
+                        line.get_color(), None)
+            banded = [(s, points[s][2]) for s in sizes if points[s][2]]
             if banded:
-                lo = [b[0] if b[0] is not None else points[s][0] for s, b in banded]
-                hi = [b[1] if b[1] is not None else points[s][0] for s, b in banded]
-                ax.fill_between([s for s, _ in banded], lo, hi, color=line.get_color(),
-                                alpha=0.15)
+                _reference(ax, [s for s, _ in banded],
+                           [b[0] if b[0] is not None else points[s][0] for s, b in banded],
+                           [b[1] if b[1] is not None else points[s][0] for s, b in banded],
+                           False)
     return drawn
 
 
-def curves(cases: list[Case]) -> Figures:
-    """Latency and bandwidth against message size, per partition and check.
+_KINDS = {"latency": ("latency", "us"), "bw": ("bandwidth", "MB/s")}
 
-    Dashed: the fit t = lambda + size/b; shaded: the reference band.
+
+def curves(cases: list[Case]) -> Figures:
+    """Latency and bandwidth against message size: per partition, environment and check.
+
+    A panel per transport, a line per mapping; dashed: the fit
+    t = lambda + size/b; shaded: the 95 % intervals; grey: reference bands.
     """
-    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
     for c in cases:
         if c.result == "pass" and any(_curve_point(v) for v in c.variables.values()):
-            groups[(f"{c.system}:{c.partition}", c.check)].append(c)
+            groups[(f"{c.system}:{c.partition}", c.environ, c.check)].append(c)
     out = []
-    for (part, check), members in sorted(groups.items()):
-        for kind, unit in (("latency", "us"), ("bw", "MB/s")):
-            fig, ax = plt.subplots(figsize=(8, 4.2))
-            if not _curve_axes(ax, members, kind):
-                plt.close(fig)
+    for (part, env, check), members in sorted(groups.items()):
+        by_transport: dict[str, list[Case]] = defaultdict(list)
+        for c in members:
+            by_transport[c.transport].append(c)
+        transports = sorted(by_transport, key=natural)
+        for kind, (word, unit) in _KINDS.items():
+            if not any(_series(c, kind) for c in members):
                 continue
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("message size (bytes)")
-            ax.set_ylabel(f"{'latency' if kind == 'latency' else 'bandwidth'} ({unit})")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
-            title = f"{check} {'latency' if kind == 'latency' else 'bandwidth'} on {part}"
-            ax.set_title(title)
+            fig, axes = _grid(len(transports))
+            for ax, transport in zip(axes, transports):
+                _curve_panel(ax, by_transport[transport], kind)
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_title(transport or "(no transport parameter)", fontsize=9)
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=6)
+            for ax in axes:
+                ax.set_xlabel("message size (bytes)", fontsize=8)
+                ax.set_ylabel(f"{word} ({unit})", fontsize=8)
+            title = f"{check} {word} against message size, {env} on {part}"
+            fig.suptitle(title, fontsize=10)
             out.append((title, _png(fig)))
     return out
 
@@ -123,24 +179,26 @@ def _bound(case: Case, name: str) -> float | None:
 
 
 def matching(cases: list[Case]) -> Figures:
-    """Matching time M (per queue element) of each transport, per partition.
+    """Matching time M (per queue element): per partition and environment.
 
-    Bars for the ping-pong pattern, tag and communicator algorithms, with
-    their 95 % intervals; an unresolved M is drawn as its bound, hatched.
+    A bar per transport and mapping for the ping-pong pattern, tag and
+    communicator algorithms, with its 95 % interval; an unresolved M is drawn
+    as its bound, hatched.
     """
-    groups: dict[str, list[Case]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for c in cases:
         if c.check == "MatchingCheck" and c.result == "pass":
-            groups[f"{c.system}:{c.partition}"].append(c)
+            groups[(f"{c.system}:{c.partition}", c.environ)].append(c)
     out = []
-    for part, members in sorted(groups.items()):
+    for (part, env), members in sorted(groups.items()):
         # The ping-pong M per algorithm; the queue-pattern variants are in the table.
         names = [n for n in ("match_time_tag", "match_time_comm")
                  if any(n in c.variables or _bound(c, n) is not None for c in members)]
         if not names:
             continue
-        members.sort(key=lambda c: c.label)
-        fig, ax = plt.subplots(figsize=(8, 0.5 + 0.35 * len(members) * max(1, len(names))))
+        members.sort(key=lambda c: (natural(c.transport), c.mapping, c.variant))
+        fig, ax = plt.subplots(figsize=(8, 0.9 + 0.3 * len(members) * max(1, len(names))),
+                               layout="constrained")
         height = 0.8 / len(names)
         for i, name in enumerate(names):
             ys = [j + i * height for j in range(len(members))]
@@ -158,11 +216,12 @@ def matching(cases: list[Case]) -> Figures:
             ax.barh(ys, bounds, height=height, fill=False, hatch="//",
                     edgecolor=bar.patches[0].get_facecolor(), label=f"{name} unresolved: < bound")
         ax.set_yticks([j + 0.4 - height / 2 for j in range(len(members))],
-                      [c.label for c in members], fontsize=7)
-        ax.set_xlabel("matching time M (ns)")
+                      [who(c, variant=True).removeprefix(f"{env} ") for c in members],
+                      fontsize=7)
+        ax.set_xlabel("matching time M per queue element (ns)")
         ax.legend(fontsize=7)
-        title = f"Message matching time on {part}"
-        ax.set_title(title)
+        title = f"MatchingCheck matching time per queue element, {env} on {part}"
+        ax.set_title(title, fontsize=10)
         out.append((title, _png(fig)))
     return out
 
@@ -177,38 +236,52 @@ def _jacobi_values(case: Case) -> dict[str, dict[int, float]]:
 
 
 def jacobi(cases: list[Case]) -> Figures:
-    """Per Jacobi test case: MLUP/s measured and modelled per N; time per phase."""
+    """Jacobi: per partition, environment, transport and mapping, a panel per mode.
+
+    Top row: MLUP/s measured (solid) and modelled (dashed) against the ranks
+    N; bottom row: the time per iteration of each phase.
+    """
+    groups: dict[tuple[str, str, str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        if c.check == "JacobiCheck" and c.result == "pass" and "mlups" in _jacobi_values(c):
+            groups[(f"{c.system}:{c.partition}", c.environ, c.transport, c.mapping)].append(c)
     out = []
-    for c in sorted(cases, key=lambda c: (c.where, c.name)):
-        if c.check != "JacobiCheck" or c.result != "pass":
-            continue
-        vals = _jacobi_values(c)
-        if "mlups" not in vals:
-            continue
-        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
-        ns = sorted(vals["mlups"])
-        left.plot(ns, [vals["mlups"][n] for n in ns], marker="o", label="measured")
-        if vals.get("model_mlups"):
-            mn = sorted(vals["model_mlups"])
-            left.plot(mn, [vals["model_mlups"][n] for n in mn], marker="x", linestyle="--",
-                      label="model")
-        left.set_xlabel("ranks N")
-        left.set_ylabel("MLUP/s")
-        left.set_xticks(ns)
-        left.legend(fontsize=7)
-        phases = sorted(k for k in vals if k.startswith("t_") and k != "t_sweep")
-        bottom = [0.0] * len(ns)
-        for phase in phases:
-            heights = [vals[phase].get(n, 0.0) for n in ns]
-            right.bar([str(n) for n in ns], heights, bottom=bottom, label=phase[2:])
-            bottom = [b + h for b, h in zip(bottom, heights)]
-        right.set_xlabel("ranks N")
-        right.set_ylabel("s per iteration")
-        right.legend(fontsize=7)
-        title = f"Jacobi {c.label} on {c.system}:{c.partition}"
+    for (part, env, transport, mapping), members in sorted(groups.items()):
+        members.sort(key=lambda c: natural(c.variant))
+        cols = len(members)
+        fig, axes = plt.subplots(2, cols, figsize=(0.6 + 2.8 * cols, 5.2), sharey="row",
+                                 squeeze=False, layout="constrained")
+        for k, c in enumerate(members):
+            _jacobi_panels(axes[0][k], axes[1][k], _jacobi_values(c), k == 0)
+            axes[0][k].set_title(c.variant or "(one variant)", fontsize=8)
+        axes[0][0].set_ylabel("MLUP/s")
+        axes[1][0].set_ylabel("s per iteration")
+        title = (f"JacobiCheck MLUP/s and time per phase, {env} "
+                 f"{' '.join(x for x in (transport, mapping) if x)} on {part}")
         fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
     return out
+
+
+def _jacobi_panels(top, bottom, vals: dict[str, dict[int, float]], legend: bool) -> None:
+    ns = sorted(vals["mlups"])
+    top.plot(ns, [vals["mlups"][n] for n in ns], marker="o", label="measured")
+    if vals.get("model_mlups"):
+        mn = sorted(vals["model_mlups"])
+        _fitted(top, mn, [vals["model_mlups"][n] for n in mn], "C1", "model")
+    top.set_xticks(ns)
+    top.grid(True, alpha=0.3)
+    phases = sorted(k for k in vals if k.startswith("t_") and k != "t_sweep")
+    bottom_of = [0.0] * len(ns)
+    for i, phase in enumerate(phases):
+        heights = [vals[phase].get(n, 0.0) for n in ns]
+        bottom.bar([str(n) for n in ns], heights, bottom=bottom_of, label=phase[2:],
+                   color=f"C{i + 2}")
+        bottom_of = [b + h for b, h in zip(bottom_of, heights)]
+    bottom.set_xlabel("ranks N")
+    if legend:
+        top.legend(fontsize=7)
+        bottom.legend(fontsize=7)
 
 
 def _scaling_lines(case: Case) -> dict[str, dict[int, float]]:
@@ -223,26 +296,41 @@ def _scaling_lines(case: Case) -> dict[str, dict[int, float]]:
     return out
 
 
+def _scaling_panels(case: Case) -> dict[str, dict[str, dict[int, float]]]:
+    """The lines of :func:`_scaling_lines`, a panel per quantity: the name before its size."""
+    panels: dict[str, dict[str, dict[int, float]]] = defaultdict(dict)
+    for line, points in _scaling_lines(case).items():
+        m = re.match(r"(.*?)_(\d+B)_", line)
+        panel, label = (m.group(1), m.group(2)) if m else (line, line)
+        panels[panel][label] = points
+    return panels
+
+
 def scaling(cases: list[Case]) -> Figures:
-    """Per test case of a process-count series: each variable against the process count."""
+    """Per test case of a process-count series: a panel per quantity, a line per size."""
     out = []
     for c in sorted(cases, key=lambda c: (c.where, c.name)):
-        lines = _scaling_lines(c) if c.result == "pass" else {}
-        if not lines:
+        panels = _scaling_panels(c) if c.result == "pass" else {}
+        if not panels:
             continue
-        fig, ax = plt.subplots(figsize=(8, 4.2))
-        for name, points in sorted(lines.items()):
-            counts = sorted(points)
-            ax.plot(counts, [points[p] for p in counts], marker="o", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("processes P")
         units = {v.unit for v in c.variables.values() if v.decl and v.decl.scaling}
-        ax.set_ylabel(" / ".join(sorted(units)))
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, ncol=3)
-        title = f"{c.check} {c.label} on {c.system}:{c.partition}"
-        ax.set_title(title, fontsize=10)
+        fig, axes = _grid(len(panels), width=3.0, height=2.4)
+        for ax, (panel, lines) in zip(axes, sorted(panels.items())):
+            for label, points in sorted(lines.items(), key=lambda kv: natural(kv[0])):
+                counts = sorted(points)
+                ax.plot(counts, [points[p] for p in counts], marker="o", markersize=3,
+                        label=label if label != panel else None)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(panel, fontsize=8)
+            ax.grid(True, which="both", alpha=0.3)
+            if len(lines) > 1:
+                ax.legend(fontsize=6)
+        for ax in axes:
+            ax.set_xlabel("processes P", fontsize=8)
+            ax.set_ylabel(" / ".join(sorted(units)), fontsize=8)
+        title = f"{c.check} against the process count, {who(c)} on {c.system}:{c.partition}"
+        fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
     return out
 
@@ -287,12 +375,12 @@ def _fabric_pairs(c: Case) -> Figures:
         pairs = fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)
     except SentinelError:
         return []  # a report of another version: the variables table still has the values
-    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.6))
+    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
     outliers = str(c.extra.get("outliers", ""))
     _heatmap(bw, pairs, "bw_mbs", _named(outliers, "bandwidth"), "bandwidth")
     _heatmap(lat, pairs, "latency_us", _named(outliers, "latency"), "latency")
     named = outliers.replace("\n", "; ") or "no outlier"
-    title = f"{c.check} pairs {c.label} on {c.system}:{c.partition}: {named}"
+    title = f"{c.check} node pairs, {who(c)} on {c.system}:{c.partition}: {named}"
     fig.suptitle(title, fontsize=9)
     return [(title, _png(fig))]
 
@@ -301,21 +389,21 @@ def _fabric_modes(c: Case) -> Figures:
     values = {n: v.value for n, v in c.variables.items() if v.value is not None}
     agg = {int(n.rsplit("P", 1)[1]): v for n, v in values.items()
            if re.fullmatch(r"aggregate_bw_P\d+", n)}
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    where = f"{c.label} on {c.system}:{c.partition}"
+    fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
+    where = f"{who(c)} on {c.system}:{c.partition}"
     if agg:
         ks = sorted(agg)
         ax.plot(ks, [agg[k] for k in ks], marker="o")
         ax.set_xlabel("concurrent node pairs k")
         ax.set_ylabel("summed bandwidth (MB/s)")
         ax.set_xticks(ks)
-        title = f"aggregate bandwidth of k pairs, {where}"
+        title = f"{c.check} aggregate bandwidth of k pairs, {where}"
     elif "latency_idle" in values and "latency_loaded" in values:
         ax.bar(["idle fabric", "others streaming"],
                [values["latency_idle"], values["latency_loaded"]], color=["grey", "firebrick"])
         ax.set_ylabel("8-byte latency, one way (us)")
         ratio = values["latency_loaded"] / values["latency_idle"]
-        title = f"latency idle and under load (x{ratio:.2f}), {where}"
+        title = f"{c.check} latency idle and under load (x{ratio:.2f}), {where}"
     else:
         bars = sorted((n.rsplit("_", 2)[0], n.rsplit("_", 2)[1], v) for n, v in values.items()
                       if re.fullmatch(r"\w+_(onnode|offnode)_bw", n))
@@ -330,7 +418,7 @@ def _fabric_modes(c: Case) -> Figures:
         ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
         ax.set_ylabel("accepted MB/s per rank")
         ax.legend(fontsize=7)
-        title = f"permutation patterns, {where}"
+        title = f"{c.check} permutation patterns, {where}"
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize=9)
     return [(title, _png(fig))]
@@ -352,44 +440,98 @@ def fabric(cases: list[Case]) -> Figures:
 
 
 def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) -> Figures:
-    """Headline variables over the stored sessions, per partition (one line per test).
+    """The headline variables over the stored sessions: per partition, environment and check.
 
-    ``found``: change points (:class:`sentinel.results.changes.Change`), each
-    drawn as a vertical line at its first session, red for a regression.
+    A panel per variable; a line per test case, its value over its own median
+    (so that test cases of any scale share the axes and a step stands out).
+    A test case with a change point is drawn in colour, the change point's
+    first session dashed (red: a regression); the others are grey.
     """
-    points: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    modes: dict[float, str] = {}
-    better: dict[str, str] = {}
-    units: dict[str, str] = {}
+    lines = _trend_variables(history)
+    units = {v.name: v.decl.unit for _, cases in history for c in cases
+             for v in c.variables.values() if v.decl is not None}
+    times = {info.get("time_start_unix") for info, _ in history}
+    changed: dict[tuple[str, str, str], list] = defaultdict(list)
+    for change in found or []:
+        part, env = change.where.split("+", 1)
+        changed[(part, env, change.variable)].append(change)
+    out = []
+    for (part, env, check), variables in sorted(lines.items()):
+        names = sorted((n for n, per in variables.items()
+                        if max(len(v) for v in per.values()) >= 2), key=natural)
+        if not names:
+            continue  # one session is a point, not a trend
+        fig, axes = _grid(len(names), width=3.4, height=2.3, columns=3)
+        for ax, name in zip(axes, names):
+            _trend_panel(ax, variables[name], changed.get((part, env, name), []))
+            ax.set_title(f"{name} ({units[name]})", fontsize=8)
+            ax.tick_params(axis="x", labelsize=6, rotation=30)
+        for ax in axes:
+            ax.set_ylabel("value / its median", fontsize=7)
+        title = (f"{check} headline variables over {len(times)} stored sessions, "
+                 f"{env} on {part}")
+        fig.suptitle(title, fontsize=10)
+        out.append((title, _png(fig)))
+    return out
+
+
+def _trend_variables(history: list[tuple[dict, list[Case]]]
+                     ) -> dict[tuple[str, str, str], dict[str, dict[str, list]]]:
+    """(partition, environ, check) -> headline variable -> test case -> [(time, value)]."""
+    lines: dict[tuple[str, str, str], dict[str, dict[str, list]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
     for info, cases in history:
         t = float(info.get("time_start_unix") or 0)
-        modes[t] = str((info.get("extras") or {}).get("mode", ""))
         for c in cases:
             for var in c.variables.values():
                 if var.headline and var.declared_value is not None:
-                    key = (f"{c.system}:{c.partition}", var.name)
-                    better[var.name] = var.decl.better
-                    units[var.name] = var.decl.unit
-                    points[key][f"{c.check} {c.label}"].append((t, var.declared_value))
-    out = []
-    for (part, name), lines in sorted(points.items()):
-        if max(len(v) for v in lines.values()) < 2:
-            continue  # one session is a point, not a trend
-        fig, ax = plt.subplots(figsize=(8, 3.2))
-        for label, pts in sorted(lines.items()):
-            ax.plot([datetime.fromtimestamp(t, timezone.utc) for t, _ in pts],
-                    [v for _, v in pts], marker="o", label=label)
-        for change in found or []:
-            if change.variable == name and change.where.split("+")[0] == part:
-                ax.axvline(datetime.fromtimestamp(change.after.time, timezone.utc),
-                           color="red" if change.verdict == "regression" else "green",
-                           linestyle="--", linewidth=1,
-                           label=f"change {change.shift:+.0%} ({change.verdict})")
-        direction = f" ({better[name]} is better)" if better[name] != NEUTRAL else ""
-        ax.set_ylabel(f"{name} ({units[name]}){direction}", fontsize=8)
-        ax.legend(fontsize=6, ncol=2)
-        fig.autofmt_xdate()
-        title = f"{name} on {part} over {len(set(modes))} stored sessions"
-        ax.set_title(title, fontsize=10)
-        out.append((title, _png(fig)))
+                    lines[(f"{c.system}:{c.partition}", c.environ, c.check)][var.name][
+                        c.name].append((t, var.declared_value))
+    return lines
+
+
+def _trend_panel(ax, per_test: dict[str, list], found: list) -> None:
+    marked = {c.test for c in found}
+    for test, pts in sorted(per_test.items()):
+        pts.sort()
+        middle = statistics.median(v for _, v in pts) or 1.0
+        xs = [datetime.fromtimestamp(t, timezone.utc) for t, _ in pts]
+        ys = [v / middle for _, v in pts]
+        if test in marked:
+            ax.plot(xs, ys, marker=".", linewidth=1.2,
+                    label=" ".join(p for p in test.split(" %build")[0].split(" %")[1:]))
+        else:
+            ax.plot(xs, ys, color="0.7", linewidth=0.6)
+    for change in found:
+        ax.axvline(datetime.fromtimestamp(change.after.time, timezone.utc),
+                   color="red" if change.verdict == "regression" else "green",
+                   linestyle="--", linewidth=1)
+    ax.grid(True, alpha=0.3)
+    if marked:
+        ax.legend(fontsize=5)
+
+
+def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]],
+             found: list) -> dict[tuple[str, str], Figures]:
+    """Every figure of the test cases' detail sections, keyed by (where, check).
+
+    ``history``'s sessions are split once by (where, check), so each
+    section's trends read only its own test cases.
+    """
+    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        groups[(c.where, c.check)].append(c)
+    past: dict[tuple[str, str], dict[int, list[Case]]] = defaultdict(lambda: defaultdict(list))
+    for i, (_, stored) in enumerate(history):
+        for c in stored:
+            if (c.where, c.check) in groups:
+                past[(c.where, c.check)][i].append(c)
+    changed: dict[tuple[str, str], list] = defaultdict(list)
+    for change in found:
+        changed[(change.where, change.test.split(" ")[0])].append(change)
+    out = {}
+    for key, mine in sorted(groups.items()):
+        sessions = [(history[i][0], stored) for i, stored in sorted(past[key].items())]
+        out[key] = [*curves(mine), *matching(mine), *jacobi(mine), *scaling(mine),
+                    *fabric(mine), *trends(sessions, changed.get(key, []))]
     return out

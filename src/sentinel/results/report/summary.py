@@ -1,0 +1,226 @@
+"""The morning summary: what changed since the previous comparable session, and where.
+
+Pure functions of the loaded inputs. The newest run report's session is
+compared with the latest stored session before it that ran in the same mode
+(``--session-extras mode=...``) and shares test cases with it; each line
+names a test case, a node or a link, and the detail section it links to.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sentinel.results.report.load import Case, Inputs
+from sentinel.results.report.tables import Acceptance, nodes
+
+if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
+    from sentinel.results.changes import Change
+
+FAILED = ("fail", "abort")
+
+
+def slug(*parts: str) -> str:
+    """An HTML id made of ``parts`` (letters, digits, ``-``), stable from run to run."""
+    return "-".join(re.sub(r"[^A-Za-z0-9]+", "-", p).strip("-") for p in parts if p)
+
+
+def case_id(c: Case) -> str:
+    """The id of a test case's row in its check's detail."""
+    return "c-" + slug(c.where, c.name.split(" %build")[0])
+
+
+def check_id(where: str, check: str) -> str:
+    """The id of a check's detail section on one partition and environment."""
+    return "d-" + slug(where, check)
+
+
+def test_name(c: Case) -> str:
+    """The display name without the build fixture's parameters."""
+    return c.name.split(" %build")[0]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the summary: what it says, where its detail is, how it reads."""
+
+    text: str
+    target: str   # id of the element it links to
+    verdict: str  # FAIL, PASS or INFO
+
+
+@dataclass
+class Group:
+    """Lines of one kind ("new failures"), the worst first."""
+
+    title: str
+    verdict: str
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the summary section says."""
+
+    newest: dict            # session_info of the newest run report ({} without one)
+    previous: dict | None   # the comparable stored session, if any
+    compared: str           # with what, or why nothing was compared
+    changed: list[Group]
+    unmeasured: list[Group]
+
+
+def when(info: dict) -> str:
+    """When a session started, in UTC."""
+    t = info.get("time_start_unix")
+    return (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t)) if isinstance(t, (int, float))
+            else str(info.get("time_start", "at an unknown time")))
+
+
+def newest_session(inputs: Inputs) -> dict:
+    """The session_info of the newest run report read ({} when none was)."""
+    return max(inputs.sessions, key=lambda s: s.get("time_start_unix") or 0, default={})
+
+
+def _mode(info: dict) -> str:
+    return str(info.get("mode") or (info.get("extras") or {}).get("mode") or "")
+
+
+def previous_comparable(inputs: Inputs, newest: dict) -> tuple[dict, list[Case]] | None:
+    """The latest stored session before ``newest``, of its mode, sharing a test case."""
+    mine = {(c.where, test_name(c)) for c in inputs.cases}
+    started = newest.get("time_start_unix") or float("inf")
+    own = {s.get("uuid") for s in inputs.sessions}
+    for info, cases in reversed(inputs.history):
+        if (info.get("uuid") in own or (info.get("time_start_unix") or 0) >= started
+                or _mode(info) != _mode(newest)):
+            continue
+        if mine & {(c.where, test_name(c)) for c in cases}:
+            return info, cases
+    return None
+
+
+def _compared(inputs: Inputs, newest: dict, previous: dict | None) -> str:
+    mode = _mode(newest)
+    of_mode = f" of mode {mode}" if mode else " without a mode"
+    if previous is not None:
+        return f"session {str(previous.get('uuid', ''))[:8]}{of_mode}, started {when(previous)}"
+    if not inputs.history:
+        return ("nothing: no results database read (sentinel report --db, or the "
+                "storage of ReFrame's results)")
+    return (f"nothing: none of the {len(inputs.history)} stored sessions before this one "
+            f"ran{of_mode} and shared a test case with it")
+
+
+def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
+    """New failures, still failing, fixed, no longer run: per test case."""
+    then = {(c.where, test_name(c)): c for c in before or []}
+    groups = [Group("test cases that fail (new since the previous session)", "FAIL"),
+              Group("test cases that still fail", "FAIL"),
+              Group("test cases fixed since the previous session", "PASS"),
+              Group("test cases the previous session ran and this one did not", "INFO")]
+    for c in sorted(now, key=lambda c: (c.where, c.name)):
+        old = then.get((c.where, test_name(c)))
+        if c.result in FAILED:
+            reason = c.fail_reason.splitlines()[0] if c.fail_reason else c.result
+            if before is not None and old is not None and old.result in FAILED:
+                groups[1].lines.append(Line(f"{c.where} {test_name(c)}: {reason}",
+                                            case_id(c), "FAIL"))
+            else:
+                how = "" if before is None else (" (passed then)" if old else " (not run then)")
+                groups[0].lines.append(Line(f"{c.where} {test_name(c)}: {reason}{how}",
+                                            case_id(c), "FAIL"))
+        elif c.result == "pass" and old is not None and old.result in FAILED:
+            groups[2].lines.append(Line(f"{c.where} {test_name(c)}", case_id(c), "PASS"))
+    ran = {(c.where, test_name(c)) for c in now}
+    for key, old in sorted(then.items()):
+        if key not in ran and old.result != "skip":
+            groups[3].lines.append(Line(f"{key[0]} {key[1]} ({old.result} then)",
+                                        check_id(old.where, old.check), "INFO"))
+    return groups
+
+
+def _requirements(acc: Acceptance) -> Group:
+    group = Group("requirements not met (values outside their reference band)", "FAIL")
+    for r in acc.requirements:
+        if r.verdict == "FAIL":
+            group.lines.append(Line(f"{r.case.where} {test_name(r.case)} {r.var.name}: "
+                                    f"{r.var.value:.4g} {r.var.unit}, {r.var.change}",
+                                    case_id(r.case), "FAIL"))
+    return group
+
+
+def _change_points(named: list[Change], cases: list[Case]) -> Group:
+    group = Group("change points this session named (E-Divisive means over the stored "
+                  "sessions)", "FAIL")
+    here = {(c.where, c.name): c for c in cases}
+    for ch in named:
+        case = here.get((ch.where, ch.test))
+        target = case_id(case) if case else "changes"
+        verdict = "FAIL" if ch.verdict == "regression" else "INFO"
+        group.lines.append(Line(f"{ch.where} {ch.test.split(' %build')[0]} {ch.variable}: "
+                                f"{ch.old:.4g} -> {ch.new:.4g} {ch.unit} ({ch.shift:+.0%}) "
+                                f"{ch.verdict} from session {ch.after.session[:8]}",
+                                target, verdict))
+    return group
+
+
+def _fabric(cases: list[Case]) -> Group:
+    group = Group("nodes and links the fabric sweep named", "FAIL")
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        outliers = str(c.extra.get("outliers", "")) if c.check == "FabricCheck" else ""
+        for line in filter(None, outliers.splitlines()):
+            group.lines.append(Line(f"{c.where}: {line}", case_id(c), "FAIL"))
+    return group
+
+
+def _vetting(cases: list[Case]) -> Group:
+    group = Group("nodes that failed vetting", "FAIL")
+    for v in nodes(cases):
+        for c in v.failed:
+            group.lines.append(Line(f"{v.where} {v.node}: {c.name.split(' %.part=')[0]}: "
+                                    f"{c.fail_reason}", case_id(c), "FAIL"))
+    return group
+
+
+def _skipped(cases: list[Case]) -> list[Group]:
+    """Skipped test cases, one group per reason."""
+    by: dict[str, list[Case]] = defaultdict(list)
+    for c in cases:
+        if c.result == "skip":
+            by[c.fail_reason.strip() or "no reason given"].append(c)
+    return [Group(f"skipped: {reason}", "INFO",
+                  [Line(f"{c.where} {test_name(c)}", case_id(c), "INFO")
+                   for c in sorted(members, key=lambda c: (c.where, c.name))])
+            for reason, members in sorted(by.items(), key=lambda kv: -len(kv[1]))]
+
+
+def _unresolved(cases: list[Case]) -> list[Group]:
+    """Unresolved values, one group per variable name."""
+    by: dict[str, list[Line]] = defaultdict(list)
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        unresolved = c.extra.get("unresolved") if c.result != "skip" else None
+        for name, why in sorted(unresolved.items() if isinstance(unresolved, dict) else []):
+            by[f"{c.check} {name}"].append(Line(f"{c.where} {test_name(c)}: {why}",
+                                                case_id(c), "INFO"))
+    return [Group(f"unresolved: {key}", "INFO", lines) for key, lines in sorted(by.items())]
+
+
+def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
+    """The summary of the newest run report, against the previous comparable session."""
+    from sentinel.results import changes  # the module reads this package's loader
+
+    newest = newest_session(inputs)
+    previous = previous_comparable(inputs, newest) if newest else None
+    stored = [s for s in inputs.history if s[0].get("uuid") == newest.get("uuid")]
+    named = (changes.named_by(str(newest.get("uuid")), inputs.history, found)
+             if stored else [])
+    changed = [*_case_groups(inputs.cases, previous[1] if previous else None),
+               _requirements(acc), _change_points(named, inputs.cases),
+               _fabric(inputs.cases), _vetting(inputs.cases)]
+    return Summary(newest, previous[0] if previous else None,
+                   _compared(inputs, newest, previous[0] if previous else None),
+                   [g for g in changed if g.lines],
+                   [*_skipped(inputs.cases), *_unresolved(inputs.cases)])
