@@ -123,8 +123,10 @@ def _nightly_report() -> list[str]:
 modes = [
     # Smoke run on a small machine (make run, CI): the suite's own benchmarks
     # and IMB; OSU (one test per benchmark) runs in nightly and acceptance.
+    # Marked, so that the report compares a quick run with the quick run before it.
     {"name": "quick", "options": ["--tag", "nightly", "--exclude-tag", "osu",
-                                "--exclude-tag", "source", *QUICK]},
+                                "--exclude-tag", "source", "--session-extras=mode=quick",
+                                *QUICK]},
     # What a site runs every night: seed parameters, short message sizes. A
     # failed test is retried once (a transient slowdown does not repeat, a
     # regression does); the session is marked for comparisons with past

@@ -217,6 +217,10 @@ class SpanNodes(rfm.RegressionTestPlugin):
         self.num_tasks_per_node = 1 if self.mapping == "node" else cores
         self.num_tasks = self.num_tasks_per_node * nodes
         self.num_cpus_per_task = self.cores_per_rank()
+        # One rank sends nothing over any transport: there is nothing to verify.
+        self.skip_if(self.num_tasks < 2,
+                     f"1 rank: {nodes} node(s) of {part.processor.num_cpus or 1} cores, "
+                     f"{self.cores_per_rank()} per rank, mapping {self.mapping}")
 
     def verify_placement(self, out: BenchOutput) -> None:
         """Every rank where the mapping puts it, the nodes as the scheduler gave them."""
