@@ -105,11 +105,15 @@ def test_a_failed_test_case_fails_acceptance_with_its_reason():
 def test_transport_matrix_rows_are_mapping_and_transport_columns_per_partition():
     header, body = tables.transport_matrix(cases_of(_report(), "r"))
     assert header == ["environ", "mapping", "transport",
-                      "local:slurm-two 8 B latency (us)", "local:slurm-two peak bandwidth (MB/s)"]
+                      "local:slurm-two 8 B latency [95 % interval]",
+                      "local:slurm-two peak bandwidth [95 % interval]"]
     assert [row[:3] for row in body] == [["mpich", "node", "ucx-tcp"],
                                          ["openmpi", "node", "ob1-tcp"],
                                          ["openmpi", "node", "ucx-tcp"]]
-    assert all(float(row[3]) > 0 and float(row[4]) > 0 for row in body)
+    # every cell with its unit, and its interval where the run had one
+    for row in body:
+        assert re.fullmatch(r"[\d.]+ us( \[[\d.]+, [\d.]+\])?", row[3]), row
+        assert re.fullmatch(r"[\d.]+ MB/s( \[[\d.]+, [\d.]+\])?", row[4]), row
 
 
 def test_summaries_have_one_line_per_variable():

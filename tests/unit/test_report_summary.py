@@ -96,7 +96,7 @@ def test_only_a_session_of_the_same_mode_is_compared():
     inputs.sessions = [dict(inputs.sessions[0], mode="nightly")]
     s = _summary(inputs)
     assert s.previous is None
-    assert s.compared == ("nothing: none of the 12 stored sessions before this one ran of mode "
-                          "nightly and shared a test case with it")
+    assert s.compared == ("nothing: none of the 11 other stored sessions ran of mode nightly "
+                          "before this one and shared a test case with it")
     inputs.history[3] = (dict(inputs.history[3][0], mode="nightly"), inputs.history[3][1])
     assert _summary(inputs).previous is inputs.history[3][0]

@@ -71,7 +71,7 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
                       out_dir / "sentinel-report.csv", acc.verdict,
                       headline(all_rows, acc, tables.nodes(inputs.cases)), inputs.problems,
                       inputs.errors)
-    written.html.write_text(html.page("MPI Sentinel report", generated, shown, all_rows, acc,
+    written.html.write_text(html.page("MPI Sentinel report", generated, shown, acc,
                                       tables.transport_matrix(inputs.cases), figures, found,
                                       summary.summarise(inputs, acc, found)))
     written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))

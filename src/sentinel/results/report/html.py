@@ -14,9 +14,18 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from sentinel.analysis.variables import declaration
+from sentinel.results.report import tables
 from sentinel.results.report.load import Case, Inputs
-from sentinel.results.report.summary import Group, Summary, case_id, check_id, slug, when
-from sentinel.results.report.tables import Acceptance, Row, natural, nodes
+from sentinel.results.report.summary import (
+    Group,
+    Summary,
+    case_id,
+    check_id,
+    slug,
+    test_name,
+    when,
+)
+from sentinel.results.report.tables import Acceptance, Row, measured, natural, nodes, num
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
     from sentinel.results.changes import Change
@@ -43,26 +52,13 @@ li.FAIL a, li.PASS a { font-weight: normal; } .reason { color: #b00; font-size: 
 .verdict.PASS { border-color: #060; } .verdict.FAIL { border-color: #b00; }
 section.check { border-left: 3px solid #ddd; padding-left: 0.8em; margin: 1em 0; }
 .toc { font-size: 13px; } .wide { overflow-x: auto; max-width: 100%; }
+details > summary { cursor: pointer; font-size: 13px; }
 figure { margin: 0.8em 0; } figure img { max-width: 100%; }
 figcaption { font-size: 12px; color: #555; }
 .problems li { color: #b00; }
 @media print { header { position: static; } figure, table { page-break-inside: avoid; }
                body { margin: 0; } }
 """
-
-
-def _num(x: float | None, unit: str = "") -> str:
-    if x is None:
-        return ""
-    text = f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
-    return f"{text} {unit}".strip()
-
-
-def measured(value: float | None, unit: str, interval: tuple[float, float] | None) -> str:
-    """A value with its unit and, where it has one, its 95 % interval."""
-    if interval is None:
-        return _num(value, unit)
-    return f"{_num(value, unit)} [{_num(interval[0])}, {_num(interval[1])}]"
 
 
 def _table(header: Iterable[str], body: Iterable[Iterable[str]], raw: bool = False) -> str:
@@ -85,16 +81,24 @@ def _margin(r: Row) -> str:
 
 def _band(r: Row) -> str:
     lo, hi = r.var.band
-    return f"[{_num(lo)}, {_num(hi)}]" if r.var.referenced else ""
+    return (f"[{num(lo) or '-inf'}, {num(hi) or 'inf'}] {r.var.unit}".strip()
+            if r.var.referenced else "")
 
 
-def _variables_table(rows: list[Row]) -> str:
-    body = [(r.case.where, r.case.name, r.var.name,
+def _variables(cases: list[Case]) -> str:
+    """Every performance variable of one check's test cases, one click away (closed)."""
+    rows = tables.rows(cases)
+    if not rows:
+        return ""
+    body = [(" ".join(x for x in (r.case.transport, r.case.mapping, r.case.variant, r.case.node)
+                      if x) or r.case.name, r.var.name,
              measured(r.var.value, r.var.unit, r.var.interval),
-             _num(r.var.reference) if r.var.referenced else "", r.var.change, _band(r),
-             _margin(r), r.verdict) for r in rows]
-    return _table(("where", "test", "variable", "measured [95 % interval]", "reference",
-                   "vs reference", "band", "margin", "verdict"), body)
+             num(r.var.reference, r.var.unit) if r.var.referenced else "", r.var.change,
+             _band(r), _margin(r), r.verdict) for r in rows]
+    table = _table(("test case", "variable", "measured [95 % interval]", "reference",
+                    "vs reference", "band", "margin", "verdict"), body)
+    return (f"<details><summary>every performance variable of these test cases "
+            f"({len(rows)})</summary>{table}</details>")
 
 
 def _acceptance(acc: Acceptance) -> str:
@@ -103,9 +107,11 @@ def _acceptance(acc: Acceptance) -> str:
              f"{sum(r.verdict == 'PASS' for r in acc.requirements)} met; "
              f"{len(acc.failed_cases)} test cases failed.</p>"]
     if acc.requirements:
-        body = [(r.case.where, r.case.name, r.var.name, _num(r.var.value, r.var.unit),
+        body = [(r.case.where, test_name(r.case), r.var.name,
+                 measured(r.var.value, r.var.unit, r.var.interval),
                  r.var.change, _band(r), _margin(r), r.verdict) for r in acc.requirements]
-        parts.append(_table(("where", "test", "requirement", "measured", "vs reference",
+        parts.append(_table(("where", "test", "requirement", "measured [95 % interval]",
+                             "vs reference",
                              "band", "margin", "verdict"), body))
     if acc.failed_cases:
         parts.append("<h3>Failed test cases</h3>")
@@ -185,7 +191,7 @@ def _changes(found: list[Change], sessions: int) -> str:
                 "headline variables).</p>")
     body = [(time.strftime("%Y-%m-%d %H:%M", time.gmtime(c.after.time)),
              c.after.session[:8] + (f" ({c.mode})" if c.mode else ""),
-             c.where, c.test, c.variable, f"{_num(c.old)} -> {_num(c.new, c.unit)}",
+             c.where, c.test, c.variable, f"{num(c.old, c.unit)} -> {num(c.new, c.unit)}",
              f"{c.shift:+.1%}", f"{c.pvalue:.3f}", c.verdict, "; ".join(c.provenance) or
              "nothing recorded differs")
             for c in found]
@@ -326,12 +332,12 @@ def _detail(cases: list[Case], figures: dict[tuple[str, str], list]) -> str:
                            + _check_table(members)
                            + (_queue_models(members) if check == "MatchingCheck" else "")
                            + _figures(figures.get((where, check), []), "")
-                           + "</section>")
+                           + _variables(members) + "</section>")
         out.append("</section>")
     return "".join(out) or "<p>No test case in the run reports read.</p>"
 
 
-def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Acceptance,
+def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
          matrix: tuple[list[str], list[list[str]]], figures: dict[tuple[str, str], list],
          found: list[Change], summary: Summary) -> str:
     """The whole report as one HTML document: the summary first, the detail after it."""
@@ -345,8 +351,7 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
                       *(_link(sid, head) for sid, head in (
                           ("acceptance", "Acceptance"), ("changes", "Change points"),
                           ("nodes", "Nodes"), ("matrix", "Transport matrix"),
-                          ("unmeasured", "Not measured"), ("variables", "Every variable"),
-                          ("inputs", "Inputs")))])
+                          ("unmeasured", "Not measured"), ("inputs", "Inputs")))])
     sections = [
         ("acceptance", "Acceptance: every requirement, every failed test case",
          _acceptance(acc)),
@@ -357,7 +362,6 @@ def page(title: str, generated: str, inputs: Inputs, rows: list[Row], acc: Accep
          _table(*matrix) if matrix[1] else "<p>No pt2pt results.</p>"),
         ("unmeasured", "Not measured: skipped test cases, unresolved values",
          _unmeasured(summary) + _unresolved(inputs.cases)),
-        ("variables", "Every performance variable", _variables_table(rows)),
         ("inputs", "Inputs", _inputs(inputs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{escape(head)}</h2>{html}</section>'

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sentinel.results.report.load import Case, Inputs
-from sentinel.results.report.tables import Acceptance, nodes
+from sentinel.results.report.tables import Acceptance, measured, nodes, num
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
     from sentinel.results.changes import Change
@@ -107,11 +107,15 @@ def _compared(inputs: Inputs, newest: dict, previous: dict | None) -> str:
     of_mode = f" of mode {mode}" if mode else " without a mode"
     if previous is not None:
         return f"session {str(previous.get('uuid', ''))[:8]}{of_mode}, started {when(previous)}"
+    own = {s.get("uuid") for s in inputs.sessions}
+    others = sum(info.get("uuid") not in own for info, _ in inputs.history)
     if not inputs.history:
         return ("nothing: no results database read (sentinel report --db, or the "
                 "storage of ReFrame's results)")
-    return (f"nothing: none of the {len(inputs.history)} stored sessions before this one "
-            f"ran{of_mode} and shared a test case with it")
+    if not others:
+        return "nothing: the results database holds no session before this one"
+    return (f"nothing: none of the {others} other stored sessions ran{of_mode} before this "
+            "one and shared a test case with it")
 
 
 def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
@@ -147,7 +151,8 @@ def _requirements(acc: Acceptance) -> Group:
     for r in acc.requirements:
         if r.verdict == "FAIL":
             group.lines.append(Line(f"{r.case.where} {test_name(r.case)} {r.var.name}: "
-                                    f"{r.var.value:.4g} {r.var.unit}, {r.var.change}",
+                                    f"{measured(r.var.value, r.var.unit, r.var.interval)}, "
+                                    f"{r.var.change}",
                                     case_id(r.case), "FAIL"))
     return group
 
@@ -161,7 +166,8 @@ def _change_points(named: list[Change], cases: list[Case]) -> Group:
         target = case_id(case) if case else "changes"
         verdict = "FAIL" if ch.verdict == "regression" else "INFO"
         group.lines.append(Line(f"{ch.where} {ch.test.split(' %build')[0]} {ch.variable}: "
-                                f"{ch.old:.4g} -> {ch.new:.4g} {ch.unit} ({ch.shift:+.0%}) "
+                                f"{num(ch.old, ch.unit)} -> {num(ch.new, ch.unit)} "
+                                f"({ch.shift:+.0%}, p = {ch.pvalue:.3f}) "
                                 f"{ch.verdict} from session {ch.after.session[:8]}",
                                 target, verdict))
     return group

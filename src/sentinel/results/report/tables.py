@@ -100,8 +100,7 @@ def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
     parts = sorted({f"{c.system}:{c.partition}" for c in pt2pt})
     header = ["environ", "mapping", "transport"]
     for p in parts:
-        header += [f"{p} {label} ({'us' if 'lat' in var else 'MB/s'})"
-                   for var, label in MATRIX_VARIABLES]
+        header += [f"{p} {label} [95 % interval]" for var, label in MATRIX_VARIABLES]
     keys = sorted({(c.environ, c.mapping, c.transport) for c in pt2pt})
     by = {(c.environ, c.mapping, c.transport, f"{c.system}:{c.partition}"): c for c in pt2pt}
     body = []
@@ -111,13 +110,25 @@ def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
             case = by.get((*key, p))
             for var, _ in MATRIX_VARIABLES:
                 v = case.variables.get(var) if case else None
-                row.append(_fmt(v.value) if v and v.value is not None else "")
+                row.append(measured(v.value, v.unit, v.interval)
+                           if v and v.value is not None else "")
         body.append(row)
     return header, body
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+def num(x: float | None, unit: str = "") -> str:
+    """A number to 4 significant digits (no exponent below 1e5), with its unit."""
+    if x is None:
+        return ""
+    text = f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
+    return f"{text} {unit}".strip()
+
+
+def measured(value: float | None, unit: str, interval: tuple[float, float] | None) -> str:
+    """A value with its unit and, where it has one, its 95 % interval."""
+    if interval is None:
+        return num(value, unit)
+    return f"{num(value, unit)} [{num(interval[0])}, {num(interval[1])}]"
 
 
 def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str]) -> str:
