@@ -199,16 +199,22 @@ def test_trends_need_two_sessions_and_follow_the_headline_variables():
 
 
 def test_unresolved_values_are_listed_with_why_never_as_numbers():
-    from sentinel.results.report.html import unresolved_rows
+    from sentinel.results.report import html, summary
     report = _report()
     tc = next(tc for tc in report["runs"][0]["testcases"] if tc["name"].startswith("Pt2pt"))
     tc["unresolved"] = {"logp_L_classic": "-0.31 us is not positive, so it is not a "
                                           "measurement (parameterised and classic LogP "
                                           "parameters)"}
     cases = cases_of(report, "r.json")
-    rows = unresolved_rows(cases)
-    assert [(r[2], r[3].split(",")[0]) for r in rows] == [
-        ("logp_L_classic", "-0.31 us is not positive")]
+    inputs = Inputs(cases=cases, sessions=[report["session_info"]])
+    groups = summary.summarise(inputs, tables.acceptance(cases), []).unmeasured
+    assert [(g.title, [line.text.split(": ", 1)[1].split(",")[0] for line in g.lines])
+            for g in groups if g.title.startswith("unresolved")] == [
+                ("unresolved: Pt2ptCheck logp_L_classic",
+                 ["-0.31 us is not positive"])]
+    case = next(c for c in cases if "logp_L_classic" in c.extra.get("unresolved", {}))
+    assert html._cell(case, "logp_L_classic") == (
+        "unresolved: -0.31 us is not positive", "unresolved")
 
 
 def test_series_over_process_counts_are_drawn_against_the_count():

@@ -169,22 +169,6 @@ def _queue_models(cases: list[Case]) -> str:
                    "matching times [95 % interval] (ns)"), body)
 
 
-def unresolved_rows(cases: list[Case]) -> list[tuple[str, str, str, str]]:
-    """(where, test, variable, why) of every value a test could not resolve."""
-    return [(c.where, c.name, name, str(why))
-            for c in sorted(cases, key=lambda c: (c.where, c.label))
-            if isinstance(c.extra.get("unresolved"), dict)
-            for name, why in sorted(c.extra["unresolved"].items())]
-
-
-def _unresolved(cases: list[Case]) -> str:
-    body = unresolved_rows(cases)
-    if not body:
-        return ""
-    return ("<h3>Unresolved: not a measurement, so not a value</h3>"
-            + _table(("where", "test", "variable", "why"), body))
-
-
 def _changes(found: list[Change], sessions: int) -> str:
     if not found:
         return (f"<p>No change point over the {sessions} stored sessions (E-Divisive means, "
@@ -242,8 +226,7 @@ def _summary(s: Summary, acc: Acceptance, counts: str) -> str:
              f"<p>Compared with {escape(s.compared)}.</p>"]
     if s.changed:
         parts.append('<ul class="groups">' + "".join(
-            _group(g, "changes" if g.title.startswith("change points") else "acceptance")
-            for g in s.changed) + "</ul>")
+            _group(g, "s-" + slug(g.title)) for g in s.changed) + "</ul>")
     else:
         parts.append('<p class="PASS">Nothing: no new failure, no requirement out of its '
                      "band, no change point named, no node or link named.</p>")
@@ -264,25 +247,25 @@ def _summary(s: Summary, acc: Acceptance, counts: str) -> str:
     return "".join(parts)
 
 
-def _unmeasured(s: Summary) -> str:
-    if not s.unmeasured:
-        return "<p>Nothing: no test case skipped, no value unresolved.</p>"
+def _listed(groups: list[Group], prefix: str) -> str:
+    """Every line of the summary's groups, each under a heading the summary links to."""
     return "".join(
-        f'<h3 id="u-{slug(g.title)}">{escape(g.title)} ({len(g.lines)})</h3><ul>'
-        + "".join(f"<li>{_link(line.target, line.text)}</li>" for line in g.lines) + "</ul>"
-        for g in s.unmeasured)
+        f'<h3 id="{prefix}{slug(g.title)}">{escape(g.title)} ({len(g.lines)})</h3><ul>'
+        + "".join(f'<li class="{line.verdict}">{_link(line.target, line.text)}</li>'
+                  for line in g.lines) + "</ul>"
+        for g in groups)
 
 
 def _cell(c: Case, name: str) -> tuple[str, str]:
     """A headline value with unit and interval, or why it is unresolved; its CSS class."""
     var = c.variables.get(name)
     unresolved = c.extra.get("unresolved") if isinstance(c.extra.get("unresolved"), dict) else {}
+    if name in unresolved:  # before any value the run report may still carry
+        return escape(f"unresolved: {str(unresolved[name]).split(',')[0]}"), "unresolved"
     if var is not None and var.value is not None:
         cls = "" if not var.referenced else ("PASS" if var.result == "pass" else "FAIL")
         band = f" band {_band(Row(c, var))}" if var.referenced else ""
         return escape(measured(var.value, var.unit, var.interval) + band), cls
-    if name in unresolved:
-        return escape(f"unresolved: {str(unresolved[name]).split(',')[0]}"), "unresolved"
     return "", ""
 
 
@@ -349,7 +332,8 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
     nav = " · ".join([_link("summary", "Summary"),
                       *(_link("p-" + slug(p), p) for p in parts),
                       *(_link(sid, head) for sid, head in (
-                          ("acceptance", "Acceptance"), ("changes", "Change points"),
+                          ("since", "What changed"), ("acceptance", "Acceptance"),
+                          ("changes", "Change points"),
                           ("nodes", "Nodes"), ("matrix", "Transport matrix"),
                           ("unmeasured", "Not measured"), ("inputs", "Inputs")))])
     sections = [
@@ -360,8 +344,11 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
          _nodes(inputs.cases)),
         ("matrix", "Transport matrix (pt2pt: 8 B latency, peak bandwidth)",
          _table(*matrix) if matrix[1] else "<p>No pt2pt results.</p>"),
+        ("since", f"What changed since the previous comparable session: {summary.compared}",
+         _listed(summary.changed, "s-") or "<p>Nothing.</p>"),
         ("unmeasured", "Not measured: skipped test cases, unresolved values",
-         _unmeasured(summary) + _unresolved(inputs.cases)),
+         _listed(summary.unmeasured, "u-")
+         or "<p>Nothing: no test case skipped, no value unresolved.</p>"),
         ("inputs", "Inputs", _inputs(inputs)),
     ]
     body = "".join(f'<section id="{sid}"><h2>{escape(head)}</h2>{html}</section>'

@@ -140,7 +140,8 @@ def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
             groups[2].lines.append(Line(f"{c.where} {test_name(c)}", case_id(c), "PASS"))
     ran = {(c.where, test_name(c)) for c in now}
     for key, old in sorted(then.items()):
-        if key not in ran and old.result != "skip":
+        # a fixture (a build, `~partition+environ`) goes with the tests that need it
+        if key not in ran and old.result != "skip" and " ~" not in old.name:
             groups[3].lines.append(Line(f"{key[0]} {key[1]} ({old.result} then)",
                                         check_id(old.where, old.check), "INFO"))
     return groups
@@ -196,7 +197,7 @@ def _skipped(cases: list[Case]) -> list[Group]:
     by: dict[str, list[Case]] = defaultdict(list)
     for c in cases:
         if c.result == "skip":
-            by[c.fail_reason.strip() or "no reason given"].append(c)
+            by[c.fail_reason.strip() or "no reason recorded in the run report"].append(c)
     return [Group(f"skipped: {reason}", "INFO",
                   [Line(f"{c.where} {test_name(c)}", case_id(c), "INFO")
                    for c in sorted(members, key=lambda c: (c.where, c.name))])
@@ -223,9 +224,9 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     stored = [s for s in inputs.history if s[0].get("uuid") == newest.get("uuid")]
     named = (changes.named_by(str(newest.get("uuid")), inputs.history, found)
              if stored else [])
-    changed = [*_case_groups(inputs.cases, previous[1] if previous else None),
-               _requirements(acc), _change_points(named, inputs.cases),
-               _fabric(inputs.cases), _vetting(inputs.cases)]
+    new, still, fixed, gone = _case_groups(inputs.cases, previous[1] if previous else None)
+    changed = [new, _requirements(acc), _change_points(named, inputs.cases),
+               _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone]
     return Summary(newest, previous[0] if previous else None,
                    _compared(inputs, newest, previous[0] if previous else None),
                    [g for g in changed if g.lines],
