@@ -15,6 +15,7 @@ A template's fields match digits unless the declaration lists their values
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import re
@@ -91,14 +92,8 @@ class PerfVar:
     @property
     def pattern(self) -> re.Pattern:
         """The template as a regular expression with one named group per field."""
-        out = ""
-        for text, name, _, _ in string.Formatter().parse(self.template):
-            out += re.escape(text)
-            if name:
-                alts = self.choices.get(name)
-                body = "|".join(map(re.escape, alts)) if alts else r"\d+"
-                out += f"(?P<{name}>{body})"
-        return re.compile(out)
+        return _pattern(self.template, tuple(sorted((k, tuple(v))
+                                                    for k, v in self.choices.items())))
 
     def match(self, name: str) -> dict[str, str] | None:
         """The field values if ``name`` is one of this declaration's variables."""
@@ -256,6 +251,20 @@ def spec_of(check: str) -> CheckSpec:
     except KeyError:
         raise SentinelError(f"no check named {check!r} declares performance variables "
                             f"(known: {', '.join(sorted(_REGISTRY))})") from None
+
+
+@functools.cache
+def _pattern(template: str, choices: tuple[tuple[str, tuple[str, ...]], ...]) -> re.Pattern:
+    """A template as a regular expression (built once: the report matches millions of names)."""
+    alternatives = dict(choices)
+    out = ""
+    for text, name, _, _ in string.Formatter().parse(template):
+        out += re.escape(text)
+        if name:
+            alts = alternatives.get(name)
+            body = "|".join(map(re.escape, alts)) if alts else r"\d+"
+            out += f"(?P<{name}>{body})"
+    return re.compile(out)
 
 
 def declaration(check: str, name: str) -> PerfVar | None:

@@ -208,6 +208,11 @@ def _of_series(key: tuple[str, str, str, str], points: list[Point], directions: 
                min_shift: float) -> list[Change]:
     mode, where, test, name = key
     values = [p.value for p in points]
+    # A segment's median lies between the series' extremes, so no shift can
+    # exceed their ratio: a series flatter than min_shift is not tested.
+    low, high = min(values), max(values)
+    if low > 0 and high / low - 1 < min_shift:
+        return []
     found = change_points(values, pvalue, permutations)
     bounds = [0, *(i for i, _ in found), len(values)]
     out = []

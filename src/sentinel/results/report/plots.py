@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import base64
 import io
+import multiprocessing
+import os
 import re
 import statistics
 from collections import defaultdict
-from datetime import datetime, timezone
+from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib
 
@@ -397,7 +399,8 @@ def _fabric_pairs(c: Case) -> Figures:
         pairs = fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)
     except SentinelError:
         return []  # a report of another version: the variables table still has the values
-    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
+    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.8))
+    fig.subplots_adjust(left=0.07, right=0.97, bottom=0.16, top=0.85, wspace=0.25)
     outliers = str(c.extra.get("outliers", ""))
     _heatmap(bw, pairs, "bw_mbs", _named(outliers, "bandwidth"), "bandwidth")
     _heatmap(lat, pairs, "latency_us", _named(outliers, "latency"), "latency")
@@ -407,58 +410,87 @@ def _fabric_pairs(c: Case) -> Figures:
     return [(title, _png(fig))]
 
 
-def _fabric_modes(c: Case) -> Figures:
-    values = {n: v.value for n, v in c.variables.items() if v.value is not None}
-    agg = {int(n.rsplit("P", 1)[1]): v for n, v in values.items()
-           if re.fullmatch(r"aggregate_bw_P\d+", n)}
-    fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
-    where = f"{who(c)} on {c.system}:{c.partition}"
-    if agg:
+def _fabric_values(c: Case) -> dict[str, float]:
+    return {n: v.value for n, v in c.variables.items() if v.value is not None}
+
+
+def _fabric_kind(c: Case) -> str:
+    """Which of the sweep's other modes a test case measured ('' for none)."""
+    values = _fabric_values(c)
+    if any(re.fullmatch(r"aggregate_bw_P\d+", n) for n in values):
+        return "aggregate bandwidth of k pairs"
+    if "latency_idle" in values and "latency_loaded" in values:
+        return "latency idle and under load"
+    if any(re.fullmatch(r"\w+_(onnode|offnode)_bw", n) for n in values):
+        return "permutation patterns"
+    return ""
+
+
+def _fabric_panel(ax, kind: str, values: dict[str, float]) -> tuple[str, str]:
+    """One test case's panel; returns the axis labels."""
+    if kind.startswith("aggregate"):
+        agg = {int(n.rsplit("P", 1)[1]): v for n, v in values.items()
+               if re.fullmatch(r"aggregate_bw_P\d+", n)}
         ks = sorted(agg)
         ax.plot(ks, [agg[k] for k in ks], marker="o")
-        ax.set_xlabel("concurrent node pairs k")
-        ax.set_ylabel("summed bandwidth (MB/s)")
         ax.set_xticks(ks)
-        title = f"{c.check} aggregate bandwidth of k pairs, {where}"
-    elif "latency_idle" in values and "latency_loaded" in values:
-        ax.bar(["idle fabric", "others streaming"],
-               [values["latency_idle"], values["latency_loaded"]], color=["grey", "firebrick"])
-        ax.set_ylabel("8-byte latency, one way (us)")
-        ratio = values["latency_loaded"] / values["latency_idle"]
-        title = f"{c.check} latency idle and under load (x{ratio:.2f}), {where}"
-    else:
-        bars = sorted((n.rsplit("_", 2)[0], n.rsplit("_", 2)[1], v) for n, v in values.items()
-                      if re.fullmatch(r"\w+_(onnode|offnode)_bw", n))
-        if not bars:
-            plt.close(fig)
-            return []
-        names = sorted({b[0] for b in bars}, key=fabric_analysis.PATTERNS.index)
-        for k, side in enumerate(("onnode", "offnode")):
-            got = {p: v for p, w, v in bars if w == side}
-            ax.bar([i + 0.4 * k for i in range(len(names))], [got.get(p, 0.0) for p in names],
-                   width=0.4, label=side.replace("node", "-node"))
-        ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
-        ax.set_ylabel("accepted MB/s per rank")
-        ax.legend(fontsize=7)
-        title = f"{c.check} permutation patterns, {where}"
-    ax.grid(True, alpha=0.3)
-    ax.set_title(title, fontsize=9)
-    return [(title, _png(fig))]
+        return "concurrent node pairs k", "summed bandwidth (MB/s)"
+    if kind.startswith("latency"):
+        ax.bar(["idle", "loaded"], [values["latency_idle"], values["latency_loaded"]],
+               color=["grey", "firebrick"])
+        return "fabric", "8-byte latency, one way (us)"
+    bars = sorted((n.rsplit("_", 2)[0], n.rsplit("_", 2)[1], v) for n, v in values.items()
+                  if re.fullmatch(r"\w+_(onnode|offnode)_bw", n))
+    names = sorted({b[0] for b in bars}, key=fabric_analysis.PATTERNS.index)
+    for k, side in enumerate(("onnode", "offnode")):
+        got = {p: v for p, w, v in bars if w == side}
+        ax.bar([i + 0.4 * k for i in range(len(names))], [got.get(p, 0.0) for p in names],
+               width=0.4, label=side.replace("node", "-node"))
+    ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
+    ax.legend(fontsize=6)
+    return "traffic pattern", "accepted MB/s per rank"
+
+
+def _fabric_modes(cases: list[Case]) -> Figures:
+    """Per partition, environment and mode of the sweep: a panel per transport and mapping."""
+    groups: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        kind = _fabric_kind(c)
+        if kind:
+            groups[(f"{c.system}:{c.partition}", c.environ, kind)].append(c)
+    out = []
+    for (part, env, kind), members in sorted(groups.items()):
+        members.sort(key=lambda c: (natural(c.transport), c.mapping))
+        fig, axes = _grid(len(members), width=3.0, height=2.6)
+        for ax, c in zip(axes, members):
+            values = _fabric_values(c)
+            labels = _fabric_panel(ax, kind, values)
+            extra = (f" (x{values['latency_loaded'] / values['latency_idle']:.2f})"
+                     if kind.startswith("latency") else "")
+            ax.set_title(" ".join(x for x in (c.transport, c.mapping) if x) + extra, fontsize=8)
+            ax.grid(True, alpha=0.3)
+        _labels(axes, *labels)
+        title = f"FabricCheck {kind}, {env} on {part}"
+        fig.suptitle(title, fontsize=10)
+        out.append((title, _png(fig)))
+    return out
 
 
 def fabric(cases: list[Case]) -> Figures:
-    """FabricCheck's figures, one per test case.
+    """FabricCheck's figures.
 
-    The pair matrices as heatmaps with the named nodes and links in red, the
+    Per test case of the pair sweep, the pair matrices as heatmaps with the
+    named nodes and links in red; per mode of the others (the
     aggregate-bandwidth curve, latency idle against loaded, the patterns'
-    accepted bandwidth on-node and off-node.
+    accepted bandwidth on-node and off-node), a panel per transport.
     """
+    mine = sorted((c for c in cases if c.check == "FabricCheck"),
+                  key=lambda c: (c.where, c.name))
     out: Figures = []
-    for c in sorted(cases, key=lambda c: (c.where, c.name)):
-        if c.check != "FabricCheck":
-            continue
-        out += _fabric_pairs(c) if "fabric_pairs" in c.extra else _fabric_modes(c)
-    return out
+    for c in mine:
+        if "fabric_pairs" in c.extra:
+            out += _fabric_pairs(c)
+    return out + _fabric_modes([c for c in mine if "fabric_pairs" not in c.extra])
 
 
 def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) -> Figures:
@@ -477,6 +509,7 @@ def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) ->
     for change in found or []:
         part, env = change.where.split("+", 1)
         changed[(part, env, change.variable)].append(change)
+    newest = max((t for t in times if t), default=0.0)
     out = []
     for (part, env, check), variables in sorted(lines.items()):
         names = sorted((n for n, per in variables.items()
@@ -485,10 +518,11 @@ def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) ->
             continue  # one session is a point, not a trend
         fig, axes = _grid(len(names), width=3.4, height=2.3, columns=3)
         for ax, name in zip(axes, names):
-            _trend_panel(ax, variables[name], changed.get((part, env, name), []))
+            _trend_panel(ax, variables[name], changed.get((part, env, name), []), newest)
             ax.set_title(f"{name} ({units[name]})", fontsize=8)
-            ax.tick_params(axis="x", labelsize=6, rotation=30)
-        _labels(axes, "session start (UTC)", "value / its median")
+            ax.tick_params(labelsize=7)
+        # days, not dates: a date axis took a third of the report's time at site scale
+        _labels(axes, "days before the newest session", "value / its median")
         title = (f"{check} headline variables over {len(times)} stored sessions, "
                  f"{env} on {part}")
         fig.suptitle(title, fontsize=10)
@@ -511,12 +545,12 @@ def _trend_variables(history: list[tuple[dict, list[Case]]]
     return lines
 
 
-def _trend_panel(ax, per_test: dict[str, list], found: list) -> None:
+def _trend_panel(ax, per_test: dict[str, list], found: list, newest: float) -> None:
     marked = {c.test for c in found}
     for test, pts in sorted(per_test.items()):
         pts.sort()
         middle = statistics.median(v for _, v in pts) or 1.0
-        xs = [datetime.fromtimestamp(t, timezone.utc) for t, _ in pts]
+        xs = [(t - newest) / 86400 for t, _ in pts]
         ys = [v / middle for _, v in pts]
         if test in marked:
             ax.plot(xs, ys, marker=".", linewidth=1.2,
@@ -524,7 +558,7 @@ def _trend_panel(ax, per_test: dict[str, list], found: list) -> None:
         else:
             ax.plot(xs, ys, color="0.7", linewidth=0.6)
     for change in found:
-        ax.axvline(datetime.fromtimestamp(change.after.time, timezone.utc),
+        ax.axvline((change.after.time - newest) / 86400,
                    color="red" if change.verdict == "regression" else "green",
                    linestyle="--", linewidth=1)
     ax.grid(True, alpha=0.3)
@@ -532,12 +566,24 @@ def _trend_panel(ax, per_test: dict[str, list], found: list) -> None:
         ax.legend(fontsize=5)
 
 
-def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]],
-             found: list) -> dict[tuple[str, str], Figures]:
+#: The sections' inputs, read by the forked workers of :func:`by_check`.
+_JOBS: dict[tuple[str, str], tuple[list[Case], list, list]] = {}
+
+
+def _section_figures(key: tuple[str, str]) -> Figures:
+    mine, sessions, found = _JOBS[key]
+    return [*curves(mine), *matching(mine), *jacobi(mine), *scaling(mine), *fabric(mine),
+            *trends(sessions, found)]
+
+
+def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: list,
+             workers: int = 0) -> dict[tuple[str, str], Figures]:
     """Every figure of the test cases' detail sections, keyed by (where, check).
 
     ``history``'s sessions are split once by (where, check), so each
-    section's trends read only its own test cases.
+    section's trends read only its own test cases. The sections are drawn by
+    ``workers`` forked processes (0: one per CPU): a site's report has a
+    thousand figures, and matplotlib draws on one core.
     """
     groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     for c in cases:
@@ -550,9 +596,20 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]],
     changed: dict[tuple[str, str], list] = defaultdict(list)
     for change in found:
         changed[(change.where, change.test.split(" ")[0])].append(change)
-    out = {}
-    for key, mine in sorted(groups.items()):
+    _JOBS.clear()
+    for key, mine in groups.items():
         sessions = [(history[i][0], stored) for i, stored in sorted(past[key].items())]
-        out[key] = [*curves(mine), *matching(mine), *jacobi(mine), *scaling(mine),
-                    *fabric(mine), *trends(sessions, changed.get(key, []))]
-    return out
+        _JOBS[key] = (mine, sessions, changed.get(key, []))
+    keys = sorted(_JOBS)
+    workers = min(workers or os.cpu_count() or 1, len(keys))
+    try:
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
+                    as pool:
+                drawn = list(pool.map(_section_figures, keys,
+                                      chunksize=max(1, len(keys) // (4 * workers))))
+        else:
+            drawn = [_section_figures(key) for key in keys]
+    finally:
+        _JOBS.clear()
+    return dict(zip(keys, drawn))
