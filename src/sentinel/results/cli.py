@@ -318,7 +318,7 @@ def changes_command(args: argparse.Namespace) -> int:
     if not db.exists():
         raise SentinelError(f"{db}: no results database (run reframe first)")
     inputs = Inputs()
-    load_history(db, inputs)
+    load_history(db, inputs, headline_only=wanted is None)
     for problem in inputs.problems:
         print(f"sentinel changes: left out: {problem}", file=sys.stderr)
     history = [s for s in inputs.history if args.mode is None or s[0].get("mode") == args.mode]

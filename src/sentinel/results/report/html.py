@@ -291,8 +291,21 @@ def _check_table(cases: list[Case]) -> str:
     return f'<div class="wide"><table><tr>{head}</tr>{"".join(body)}</table></div>'
 
 
-def _detail(cases: list[Case], figures: dict[tuple[str, str], list]) -> str:
-    """Per partition, environment and check: the table of test cases and the figures."""
+def _quiet(sessions: int, changed: bool) -> str:
+    """What a section without trends says of its history."""
+    if changed or sessions < 2:
+        return ""
+    return (f"<p>Over the {sessions} stored sessions that ran these test cases, no change "
+            "point in their headline variables (trends are drawn where there is one).</p>")
+
+
+def _detail(cases: list[Case], figures: dict[tuple[str, str], list],
+            stored: dict[tuple[str, str], int], changed: set[tuple[str, str]]) -> str:
+    """Per partition, environment and check: the table of test cases and the figures.
+
+    ``stored``: per (where, check), the stored sessions with its test cases;
+    ``changed``: the (where, check) with a change point.
+    """
     tree: dict[str, dict[str, dict[str, list[Case]]]] = {}
     for c in cases:
         part = f"{c.system}:{c.partition}"
@@ -315,6 +328,7 @@ def _detail(cases: list[Case], figures: dict[tuple[str, str], list]) -> str:
                            + _check_table(members)
                            + (_queue_models(members) if check == "MatchingCheck" else "")
                            + _figures(figures.get((where, check), []), "")
+                           + _quiet(stored.get((where, check), 0), (where, check) in changed)
                            + _variables(members) + "</section>")
         out.append("</section>")
     return "".join(out) or "<p>No test case in the run reports read.</p>"
@@ -324,6 +338,11 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
          matrix: tuple[list[str], list[list[str]]], figures: dict[tuple[str, str], list],
          found: list[Change], summary: Summary) -> str:
     """The whole report as one HTML document: the summary first, the detail after it."""
+    stored: dict[tuple[str, str], int] = {}
+    for _, cases in inputs.history:
+        for key in {(c.where, c.check) for c in cases}:
+            stored[key] = stored.get(key, 0) + 1
+    changed = {(c.where, c.test.split(" ")[0]) for c in found}
     counts: dict[str, int] = {}
     for c in inputs.cases:
         counts[c.result] = counts.get(c.result, 0) + 1
@@ -358,5 +377,5 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
             f'<header><h1>{escape(title)}</h1><p class="meta">Generated {escape(generated)}.'
             f'</p><nav>{nav}</nav></header>'
             f'<section id="summary"><h2>Summary</h2>{_summary(summary, acc, ran)}</section>'
-            f'<div id="detail">{_detail(inputs.cases, figures)}</div>'
+            f'<div id="detail">{_detail(inputs.cases, figures, stored, changed)}</div>'
             f"{body}</body></html>")

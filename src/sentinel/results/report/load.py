@@ -9,6 +9,7 @@ case is recorded as an error of the run (see :func:`newest_ran_nothing`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -211,7 +212,7 @@ def _variable(check: str, key: str, entry: object, where: str,
             raise ValueError(f"{where}: performance value {key!r} has {what} {number!r}")
     name = key.split(":", 2)[-1]
     return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
-                    str(result or ""), declaration(check, name), intervals.get(name))
+                    str(result or ""), _declared(check, name), intervals.get(name))
 
 
 def _intervals(raw: object, where: str) -> dict[str, tuple[float, float]]:
@@ -260,8 +261,25 @@ def _session(report: object, source: str) -> dict:
     return session
 
 
-def _case(tc: dict, session: dict, source: str) -> Case:
-    """One test case (checked by :func:`_session`) with its variables."""
+@functools.lru_cache(maxsize=1 << 16)
+def _declared(check: str, name: str) -> PerfVar | None:
+    """:func:`declaration`, once per name: a site's history holds millions of values."""
+    return declaration(check, name)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _headline(check: str, key: str) -> bool:
+    name = key.split(":", 2)[-1]
+    decl = _declared(check, name)
+    return decl is not None and decl.is_headline(name)
+
+
+def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> Case:
+    """One test case (checked by :func:`_session`) with its variables.
+
+    ``headline_only``: only the headline variables (a stored session: the
+    trends and change points read no other).
+    """
     name = tc.get("display_name", tc["name"])
     check = tc["name"].split()[0]
     where = f"{source}: test case {name}"
@@ -272,6 +290,8 @@ def _case(tc: dict, session: dict, source: str) -> Case:
     variables = {}
     intervals = _intervals(tc.get("intervals"), where)
     for key, entry in perfvalues.items():
+        if headline_only and not _headline(check, key):
+            continue
         var = _variable(check, key, entry, where, intervals)
         variables[var.name] = var
     try:
@@ -292,10 +312,10 @@ def _case(tc: dict, session: dict, source: str) -> Case:
         provenance=recorded)
 
 
-def cases_of(report: dict, source: str) -> list[Case]:
+def cases_of(report: dict, source: str, headline_only: bool = False) -> list[Case]:
     """The last attempt of each test case of a run report; ValueError names what is wrong."""
     session = _session(report, source)
-    return [_case(tc, session, source) for tc in last_attempts(report)]
+    return [_case(tc, session, source, headline_only) for tc in last_attempts(report)]
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -388,17 +408,23 @@ def _label(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def _stored_session(blob: object, where: str) -> tuple[dict, list[Case]]:
+def _stored_session(blob: object, where: str,
+                    headline_only: bool) -> tuple[dict, list[Case]]:
     """The session and test cases of one run report stored in the results database."""
     if not isinstance(blob, bytes):
         raise ValueError(f"{where}: no run report stored")
     report = _parse(_utf8(blob, where), where)
-    cases = cases_of(report, where)  # first: it checks the session's type too
+    cases = cases_of(report, where, headline_only)  # first: it checks the session's type too
     return report["session_info"], cases
 
 
-def load_history(db: Path, inputs: Inputs) -> None:
-    """Add every session stored in ReFrame's results database (oldest first)."""
+def load_history(db: Path, inputs: Inputs, headline_only: bool = True) -> None:
+    """Add every session stored in ReFrame's results database (oldest first).
+
+    ``headline_only``: keep only the headline variables of each stored test
+    case, all that the trends and the change points read (at a site the
+    others are millions of values).
+    """
     if not db.exists():
         return
     try:
@@ -414,7 +440,7 @@ def load_history(db: Path, inputs: Inputs) -> None:
     for uuid, blob in rows:
         where = f"{db}: session {_label(uuid)}"
         try:
-            inputs.history.append(_stored_session(blob, where))
+            inputs.history.append(_stored_session(blob, where, headline_only))
         except ValueError as err:
             inputs.problems.append(str(err))
     inputs.history.sort(key=lambda s: s[0].get("time_start_unix") or 0)
