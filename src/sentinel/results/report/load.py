@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import functools
 import json
+import multiprocessing
+import os
 import re
 import sqlite3
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -437,10 +440,39 @@ def load_history(db: Path, inputs: Inputs, headline_only: bool = True) -> None:
     except sqlite3.Error as err:
         inputs.problems.append(f"{db}: not a ReFrame results database ({err})")
         return
-    for uuid, blob in rows:
-        where = f"{db}: session {_label(uuid)}"
-        try:
-            inputs.history.append(_stored_session(blob, where, headline_only))
-        except ValueError as err:
-            inputs.problems.append(str(err))
+    _ROWS[:] = [(f"{db}: session {_label(uuid)}", blob, headline_only) for uuid, blob in rows]
+    try:
+        for session in _decoded(len(_ROWS)):
+            if isinstance(session, str):
+                inputs.problems.append(session)
+            else:
+                inputs.history.append(session)
+    finally:
+        _ROWS.clear()
     inputs.history.sort(key=lambda s: s[0].get("time_start_unix") or 0)
+
+
+#: The stored sessions being decoded, read by the forked workers of :func:`_decoded`.
+_ROWS: list[tuple[str, object, bool]] = []
+
+
+def _decode_row(i: int) -> tuple[dict, list[Case]] | str:
+    where, blob, headline_only = _ROWS[i]
+    try:
+        return _stored_session(blob, where, headline_only)
+    except ValueError as err:
+        return str(err)
+
+
+def _decoded(count: int) -> list[tuple[dict, list[Case]] | str]:
+    """Each stored session decoded, or why it could not be, by one process per CPU.
+
+    A site's session is a run report of tens of MB: decoding 30 of them took
+    most of the report's time on one core. The rows stay in this process's
+    memory, shared by the forked workers; only the test cases come back.
+    """
+    workers = min(os.cpu_count() or 1, count)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_decode_row(i) for i in range(count)]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_decode_row, range(count)))

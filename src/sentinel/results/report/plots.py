@@ -113,6 +113,25 @@ def _log_axes(ax) -> None:
     ax.tick_params(labelsize=7)
 
 
+def _legend(fig: Figure, axes: list) -> None:
+    """One legend for the figure, each label once (a legend per panel was slow to lay out).
+
+    The panels must draw a label in the same colour everywhere (:func:`_colour`).
+    """
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="upper right", fontsize=6,
+                   ncol=min(4, len(seen)), frameon=False)
+
+
+def _colour(colours: dict[str, str], label: str) -> str:
+    """The colour of ``label`` in one figure: the same in every panel."""
+    return colours.setdefault(label, f"C{len(colours) % 10}")
+
+
 def _labels(axes: list, x: str, y: str) -> None:
     """Axis labels on the outer panels of a grid (the others share them)."""
     for ax in axes:
@@ -150,15 +169,16 @@ def _fit(case: Case, prefix: str) -> tuple[float, float] | None:
     return None
 
 
-def _curve_panel(ax, cases: list[Case], kind: str) -> bool:
+def _curve_panel(ax, cases: list[Case], kind: str, colours: dict[str, str]) -> bool:
     """One transport's curves: a line per mapping (and prefix, and other parameters)."""
     drawn = False
     for case in sorted(cases, key=lambda c: (c.mapping, c.variant)):
         for prefix, points in sorted(_series(case, kind).items()):
             sizes = sorted(points)
             label = " ".join(x for x in (case.mapping, case.variant, prefix.strip("_")) if x)
+            label = label or case.label
             line, = ax.plot(sizes, [points[s][0] for s in sizes], marker=".", markersize=3,
-                            label=label or case.label)
+                            label=label, color=_colour(colours, label))
             drawn = True
             spread = [(s, points[s][1]) for s in sizes if points[s][1]]
             if spread:
@@ -203,13 +223,14 @@ def curves(cases: list[Case]) -> Figures:
             if not any(_series(c, kind) for c in members):
                 continue
             fig, axes = _grid(len(transports))
+            colours: dict[str, str] = {}
             for ax, transport in zip(axes, transports):
-                _curve_panel(ax, by_transport[transport], kind)
+                _curve_panel(ax, by_transport[transport], kind, colours)
                 _log_axes(ax)
                 ax.set_title(transport or "(no transport parameter)", fontsize=9)
                 ax.grid(True, alpha=0.3)
-                ax.legend(fontsize=6)
             _labels(axes, "message size (bytes)", f"{word} ({unit})")
+            _legend(fig, axes)
             title = f"{check} {word} against message size, {env} on {part}"
             fig.suptitle(title, fontsize=10)
             out.append((title, _png(fig)))
@@ -365,17 +386,18 @@ def scaling(cases: list[Case]) -> Figures:
             continue
         units = {v.unit for v in c.variables.values() if v.decl and v.decl.scaling}
         fig, axes = _grid(len(panels), width=3.0, height=2.4)
+        colours: dict[str, str] = {}
         for ax, (panel, lines) in zip(axes, sorted(panels.items())):
             for label, points in sorted(lines.items(), key=lambda kv: natural(kv[0])):
                 counts = sorted(points)
                 ax.plot(counts, [points[p] for p in counts], marker="o", markersize=3,
-                        label=label if label != panel else None)
+                        label=label if label != panel else None,
+                        color=_colour(colours, label))
             _log_axes(ax)
             ax.set_title(panel, fontsize=8)
             ax.grid(True, alpha=0.3)
-            if len(lines) > 1:
-                ax.legend(fontsize=6)
         _labels(axes, "processes P", " / ".join(sorted(units)))
+        _legend(fig, axes)
         title = f"{c.check} against the process count, {who(c)} on {c.system}:{c.partition}"
         fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
@@ -473,7 +495,6 @@ def _fabric_panel(ax, kind: str, values: dict[str, float]) -> tuple[str, str]:
         ax.bar([i + 0.4 * k for i in range(len(names))], [got.get(p, 0.0) for p in names],
                width=0.4, label=side.replace("node", "-node"))
     ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
-    ax.legend(fontsize=6)
     return "traffic pattern", "accepted MB/s per rank"
 
 
@@ -496,6 +517,7 @@ def _fabric_modes(cases: list[Case]) -> Figures:
             ax.set_title(" ".join(x for x in (c.transport, c.mapping) if x) + extra, fontsize=8)
             ax.grid(True, alpha=0.3)
         _labels(axes, *labels)
+        _legend(fig, axes)
         title = f"FabricCheck {kind}, {env} on {part}"
         fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
