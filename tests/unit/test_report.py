@@ -228,10 +228,8 @@ def test_series_over_process_counts_are_drawn_against_the_count():
     assert sorted(plots._scaling_lines(next(c for c in cases if c.check == "RingCheck"))
                   ["lap_N*"]) == [1, 2, 4]
     titles = [t for t, uri in plots.scaling(cases) if uri.startswith("data:image/png")]
-    assert titles == ["CollectivesCheck against the process count, intelmpi ofi-tcp node on "
-                      "local:slurm-net",
-                      "RingCheck against the process count, openmpi ob1-tcp node on "
-                      "local:slurm-net"]
+    assert titles == ["CollectivesCheck against the process count, intelmpi on local:slurm-net",
+                      "RingCheck against the process count, openmpi on local:slurm-net"]
     panels = plots._scaling_panels(next(c for c in cases if c.check == "CollectivesCheck"))
     assert sorted(panels["allreduce_latency"]) == ["65536B", "8B"]  # a line per size
     assert plots.scaling(cases_of(_report(), "r.json")) == []  # two ranks: no series

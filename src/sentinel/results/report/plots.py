@@ -378,27 +378,40 @@ def _scaling_panels(case: Case) -> dict[str, dict[str, dict[int, float]]]:
 
 
 def scaling(cases: list[Case]) -> Figures:
-    """Per test case of a process-count series: a panel per quantity, a line per size."""
+    """Series over process counts: per partition, environment and check.
+
+    A panel per quantity (and message size), a line per test case (its
+    transport, mapping and other parameters), in the same colour in every
+    panel.
+    """
+    groups: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
+    for c in cases:
+        if c.result == "pass" and _scaling_lines(c):
+            groups[(f"{c.system}:{c.partition}", c.environ, c.check)].append(c)
     out = []
-    for c in sorted(cases, key=lambda c: (c.where, c.name)):
-        panels = _scaling_panels(c) if c.result == "pass" else {}
-        if not panels:
-            continue
-        units = {v.unit for v in c.variables.values() if v.decl and v.decl.scaling}
+    for (part, env, check), members in sorted(groups.items()):
+        members.sort(key=lambda c: (natural(c.transport), c.mapping, natural(c.variant)))
+        panels: dict[str, dict[str, dict[int, float]]] = defaultdict(dict)
+        for c in members:
+            for panel, lines in _scaling_panels(c).items():
+                for size, points in lines.items():
+                    key = panel if size == panel else f"{panel} {size}"
+                    panels[key][who(c).removeprefix(f"{env} ")] = points
+        units = {v.unit for c in members for v in c.variables.values()
+                 if v.decl and v.decl.scaling}
         fig, axes = _grid(len(panels), width=3.0, height=2.4)
         colours: dict[str, str] = {}
-        for ax, (panel, lines) in zip(axes, sorted(panels.items())):
-            for label, points in sorted(lines.items(), key=lambda kv: natural(kv[0])):
+        for ax, (panel, lines) in zip(axes, sorted(panels.items(), key=lambda kv: natural(kv[0]))):
+            for label, points in lines.items():
                 counts = sorted(points)
                 ax.plot(counts, [points[p] for p in counts], marker="o", markersize=3,
-                        label=label if label != panel else None,
-                        color=_colour(colours, label))
+                        label=label, color=_colour(colours, label))
             _log_axes(ax)
             ax.set_title(panel, fontsize=8)
             ax.grid(True, alpha=0.3)
         _labels(axes, "processes P", " / ".join(sorted(units)))
         _legend(fig, axes)
-        title = f"{c.check} against the process count, {who(c)} on {c.system}:{c.partition}"
+        title = f"{check} against the process count, {env} on {part}"
         fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
     return out
@@ -474,32 +487,60 @@ def _fabric_kind(c: Case) -> str:
     return ""
 
 
-def _fabric_panel(ax, kind: str, values: dict[str, float]) -> tuple[str, str]:
-    """One test case's panel; returns the axis labels."""
-    if kind.startswith("aggregate"):
-        agg = {int(n.rsplit("P", 1)[1]): v for n, v in values.items()
+def _fabric_aggregate(ax, members: list[Case]) -> None:
+    """A line per transport: the summed bandwidth of k concurrent node pairs."""
+    for c in members:
+        agg = {int(n.rsplit("P", 1)[1]): v for n, v in _fabric_values(c).items()
                if re.fullmatch(r"aggregate_bw_P\d+", n)}
         ks = sorted(agg)
-        ax.plot(ks, [agg[k] for k in ks], marker="o")
-        ax.set_xticks(ks)
-        return "concurrent node pairs k", "summed bandwidth (MB/s)"
-    if kind.startswith("latency"):
-        ax.bar(["idle", "loaded"], [values["latency_idle"], values["latency_loaded"]],
-               color=["grey", "firebrick"])
-        return "fabric", "8-byte latency, one way (us)"
-    bars = sorted((n.rsplit("_", 2)[0], n.rsplit("_", 2)[1], v) for n, v in values.items()
-                  if re.fullmatch(r"\w+_(onnode|offnode)_bw", n))
-    names = sorted({b[0] for b in bars}, key=fabric_analysis.PATTERNS.index)
-    for k, side in enumerate(("onnode", "offnode")):
-        got = {p: v for p, w, v in bars if w == side}
-        ax.bar([i + 0.4 * k for i in range(len(names))], [got.get(p, 0.0) for p in names],
-               width=0.4, label=side.replace("node", "-node"))
-    ax.set_xticks([i + 0.2 for i in range(len(names))], names, rotation=45, fontsize=7)
-    return "traffic pattern", "accepted MB/s per rank"
+        ax.plot(ks, [agg[k] for k in ks], marker="o", markersize=3, label=_short(c))
+    ax.set_xlabel("concurrent node pairs k", fontsize=8)
+    ax.set_ylabel("summed bandwidth (MB/s)", fontsize=8)
+    ax.legend(fontsize=6)
+
+
+def _fabric_latency(ax, members: list[Case]) -> None:
+    """Per transport, the 8-byte latency on an idle fabric and with the others streaming."""
+    ys = range(len(members))
+    idle = [_fabric_values(c)["latency_idle"] for c in members]
+    loaded = [_fabric_values(c)["latency_loaded"] for c in members]
+    ax.barh([y + 0.2 for y in ys], idle, height=0.4, color="grey", label="idle fabric")
+    ax.barh([y - 0.2 for y in ys], loaded, height=0.4, color="firebrick",
+            label="others streaming")
+    ax.set_yticks(list(ys), [f"{_short(c)} (x{b / a:.2f})"
+                             for c, a, b in zip(members, idle, loaded)], fontsize=7)
+    ax.set_xlabel("8-byte latency, one way (us)", fontsize=8)
+    ax.legend(fontsize=6)
+
+
+def _fabric_patterns(fig: Figure, members: list[Case]) -> None:
+    """On-node and off-node: transports by traffic pattern, the accepted bandwidth as colour."""
+    got = {(_short(c), m.group(1), m.group(2)): v for c in members
+           for n, v in _fabric_values(c).items()
+           if (m := re.fullmatch(r"(\w+)_(onnode|offnode)_bw", n))}
+    rows = [_short(c) for c in members]
+    names = sorted({k[1] for k in got}, key=fabric_analysis.PATTERNS.index)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, side in zip(axes, ("onnode", "offnode")):
+        grid = [[got.get((r, n, side), float("nan")) for n in names] for r in rows]
+        image = ax.imshow(grid, cmap="viridis", aspect="auto")
+        fig.colorbar(image, ax=ax, shrink=0.9, label="accepted MB/s per rank")
+        ax.set_xticks(range(len(names)), names, rotation=60, fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        ax.set_title(side.replace("node", "-node"), fontsize=8)
+
+
+def _short(c: Case) -> str:
+    return " ".join(x for x in (c.transport, c.mapping) if x) or c.label
 
 
 def _fabric_modes(cases: list[Case]) -> Figures:
-    """Per partition, environment and mode of the sweep: a panel per transport and mapping."""
+    """Per partition, environment and mode of the sweep, every transport in one figure.
+
+    The aggregate bandwidth a line per transport, the latency idle and loaded
+    two bars per transport, the traffic patterns a transport x pattern map:
+    a panel per transport was most of a site's report time.
+    """
     groups: dict[tuple[str, str, str], list[Case]] = defaultdict(list)
     for c in cases:
         kind = _fabric_kind(c)
@@ -508,16 +549,15 @@ def _fabric_modes(cases: list[Case]) -> Figures:
     out = []
     for (part, env, kind), members in sorted(groups.items()):
         members.sort(key=lambda c: (natural(c.transport), c.mapping))
-        fig, axes = _grid(len(members), width=3.0, height=2.6)
-        for ax, c in zip(axes, members):
-            values = _fabric_values(c)
-            labels = _fabric_panel(ax, kind, values)
-            extra = (f" (x{values['latency_loaded'] / values['latency_idle']:.2f})"
-                     if kind.startswith("latency") else "")
-            ax.set_title(" ".join(x for x in (c.transport, c.mapping) if x) + extra, fontsize=8)
+        if kind.startswith("permutation"):
+            fig = plt.figure(figsize=(11, 1.8 + 0.25 * len(members)))
+            _fabric_patterns(fig, members)
+            fig.subplots_adjust(left=0.15, right=0.98, bottom=0.35, top=0.85, wspace=0.1)
+        else:
+            fig, ax = plt.subplots(figsize=(8, 1.6 + 0.3 * len(members)))
+            fig.subplots_adjust(left=0.3, right=0.97, bottom=0.2, top=0.85)
+            (_fabric_aggregate if kind.startswith("aggregate") else _fabric_latency)(ax, members)
             ax.grid(True, alpha=0.3)
-        _labels(axes, *labels)
-        _legend(fig, axes)
         title = f"FabricCheck {kind}, {env} on {part}"
         fig.suptitle(title, fontsize=10)
         out.append((title, _png(fig)))
