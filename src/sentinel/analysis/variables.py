@@ -89,7 +89,7 @@ class PerfVar:
         """The template's field names, in order."""
         return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
 
-    @property
+    @functools.cached_property
     def pattern(self) -> re.Pattern:
         """The template as a regular expression with one named group per field."""
         return _pattern(self.template, tuple(sorted((k, tuple(v))

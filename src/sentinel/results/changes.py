@@ -87,17 +87,21 @@ class Change:
         return (self.new - self.old) / self.old if self.old else float("inf")
 
 
-def series(history: list[tuple[dict, list[Case]]],
-           headline_only: bool = True) -> dict[tuple[str, str, str, str], list[Point]]:
+def series(history: list[tuple[dict, list[Case]]], headline_only: bool = True,
+           only: set[tuple[str, str]] | None = None
+           ) -> dict[tuple[str, str, str, str], list[Point]]:
     """Per (mode, where, test, variable): each stored session's value, oldest first.
 
     The mode (``--session-extras mode=...``) keeps apart sessions that ran
     the same test with other parameters (a quick run between nightly ones).
+    ``only``: the (where, test) to follow (default: every one).
     """
     out: dict[tuple[str, str, str, str], list[Point]] = defaultdict(list)
     for info, cases in sorted(history, key=lambda s: s[0].get("time_start_unix") or 0):
         mode = str(info.get("mode") or "")
         for c in cases:
+            if only is not None and (c.where, c.name) not in only:
+                continue
             for var in c.variables.values():
                 value = var.declared_value
                 if value is not None and (var.headline or not headline_only):
@@ -245,7 +249,7 @@ def named_by(session: str, history: list[tuple[dict, list[Case]]], found: list[C
     units = {c.variable: c.unit for c in found}
     directions = {c.variable: _direction(c) for c in found}
     earlier = set()
-    for key, points in series(history).items():
+    for key, points in series(history, only={(c.where, c.test) for c in found}).items():
         if key in keys and points[-1].session == session:
             earlier |= {(c.where, c.test, c.variable, c.after.session)
                         for c in _of_series(key, points[:-1], directions, units, pvalue,

@@ -700,8 +700,8 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: l
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
                     as pool:
-                drawn = list(pool.map(_section_figures, keys,
-                                      chunksize=max(1, len(keys) // (4 * workers))))
+                # one section at a time: a fabric section costs ten others
+                drawn = list(pool.map(_section_figures, keys))
         else:
             drawn = [_section_figures(key) for key in keys]
     finally:
