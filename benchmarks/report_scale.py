@@ -28,9 +28,10 @@ each session (lognormal, 2 %), both seeded by ``--seed``. Sessions carry
 ``mode: nightly``, as ``--session-extras=mode=nightly`` marks them, which is
 what ``changes.series`` and the summary's comparable session go by.
 
-Events, so that the report has something to say: from session N-4 on (the 4
-newest, ``--step-sessions``), one transport of one partition (Open MPI ucx-tcp where the site has
-it) loses 40 % of its bandwidth (every ``MB/s`` variable where higher is
+Events, so that the report has something to say: from session N-2 on (the 3
+newest, ``--step-sessions``: the newest session is the step's third, the first
+that can name it), one transport of one partition (Open MPI ucx-tcp where
+the site has it) loses 40 % of its bandwidth (every ``MB/s`` variable where higher is
 better); in the newest session 3 test cases fail their performance stage
 (ReFrame's "failed to meet reference(s)" message naming the variable,
 retried once as ``--max-retries=1`` does) and 2 are skipped with a reason.
@@ -79,7 +80,7 @@ EXTRA_FIELDS = ("intervals", "unresolved", "queue_model", "queue_evidence", "out
 #: Partition factors within 1 +- SPREAD; per-value noise, lognormal sigma.
 SPREAD, NOISE = 0.15, 0.02
 #: Bandwidth kept by the stepped transport; newest sessions after the step.
-STEP, STEP_SESSIONS = 0.6, 4
+STEP, STEP_SESSIONS = 0.6, 3
 #: The transport that steps, where the partition has it.
 STEP_WANTED = ("openmpi", "ucx-tcp")
 #: Test cases failed and skipped in the newest session.

@@ -96,7 +96,7 @@ def _change_points_at_exit() -> None:
 
     try:
         inputs = Inputs()
-        load_history(RESULTS_DB, inputs)
+        load_history(RESULTS_DB, inputs, parallel=False)  # at exit: no pool
         history = [s for s in inputs.history if s[0].get("mode") == "nightly"]
         lines = changes.render(changes.find(history), history, changes.PVALUE)
     except (SentinelError, OSError, ValueError) as err:

@@ -16,7 +16,6 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -432,12 +431,14 @@ def _stored_session(blob: object, where: str,
     return report["session_info"], cases
 
 
-def load_history(db: Path, inputs: Inputs, headline_only: bool = True) -> None:
+def load_history(db: Path, inputs: Inputs, headline_only: bool = True,
+                 parallel: bool = True) -> None:
     """Add every session stored in ReFrame's results database (oldest first).
 
     ``headline_only``: keep only the headline variables of each stored test
     case, all that the trends and the change points read (at a site the
-    others are millions of values).
+    others are millions of values). ``parallel``: decode in forked workers
+    (not at interpreter exit, where no process pool can start).
     """
     if not db.exists():
         return
@@ -453,7 +454,7 @@ def load_history(db: Path, inputs: Inputs, headline_only: bool = True) -> None:
         return
     _ROWS[:] = [(f"{db}: session {_label(uuid)}", blob, headline_only) for uuid, blob in rows]
     try:
-        for session in _decoded(len(_ROWS)):
+        for session in _decoded(len(_ROWS), parallel):
             if isinstance(session, str):
                 inputs.problems.append(session)
             else:
@@ -475,15 +476,22 @@ def _decode_row(i: int) -> tuple[dict, list[Case]] | str:
         return str(err)
 
 
-def _decoded(count: int) -> list[tuple[dict, list[Case]] | str]:
+def _decoded(count: int, parallel: bool) -> list[tuple[dict, list[Case]] | str]:
     """Each stored session decoded, or why it could not be, by one process per CPU.
 
     A site's session is a run report of tens of MB: decoding 30 of them took
     most of the report's time on one core. The rows stay in this process's
     memory, shared by the forked workers; only the test cases come back.
     """
-    workers = min(os.cpu_count() or 1, count)
+    workers = min(os.cpu_count() or 1, count) if parallel else 1
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_decode_row(i) for i in range(count)]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_decode_row, range(count)))
+    # imported here: importing it registers an exit hook, refused at interpreter exit
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
+                as pool:
+            return list(pool.map(_decode_row, range(count)))
+    except RuntimeError:  # at interpreter exit (the nightly mode's atexit listing): no pool
+        return [_decode_row(i) for i in range(count)]

@@ -19,7 +19,6 @@ import os
 import re
 import statistics
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib
 
@@ -695,14 +694,21 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: l
         sessions = [(history[i][0], stored) for i, stored in sorted(past[key].items())]
         _JOBS[key] = (mine, sessions, changed.get(key, []))
     keys = sorted(_JOBS)
+    # imported here: importing it registers an exit hook, refused at interpreter exit
+    from concurrent.futures import ProcessPoolExecutor
+
     workers = min(workers or os.cpu_count() or 1, len(keys))
     try:
+        drawn = None
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
-                    as pool:
-                # one section at a time: a fabric section costs ten others
-                drawn = list(pool.map(_section_figures, keys))
-        else:
+            try:
+                with ProcessPoolExecutor(workers,
+                                         mp_context=multiprocessing.get_context("fork")) as pool:
+                    # one section at a time: a fabric section costs ten others
+                    drawn = list(pool.map(_section_figures, keys))
+            except RuntimeError:  # at interpreter exit: no pool
+                drawn = None
+        if drawn is None:
             drawn = [_section_figures(key) for key in keys]
     finally:
         _JOBS.clear()
