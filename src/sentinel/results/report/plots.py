@@ -59,9 +59,9 @@ def _png(fig: Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def who(c: Case, *, variant: bool = True) -> str:
-    """``environ transport mapping`` and, with ``variant``, the other parameters."""
-    return " ".join(x for x in (c.label, c.variant if variant else "") if x)
+def who(c: Case) -> str:
+    """``environ transport mapping`` and the other parameters that tell test cases apart."""
+    return " ".join(x for x in (c.label, c.variant) if x)
 
 
 def _grid(panels: int, width: float = 3.2, height: float = 2.6,
@@ -283,7 +283,7 @@ def matching(cases: list[Case]) -> Figures:
             ax.barh(ys, bounds, height=height, fill=False, hatch="//",
                     edgecolor=bar.patches[0].get_facecolor(), label=f"{name} unresolved: < bound")
         ax.set_yticks([j + 0.4 - height / 2 for j in range(len(members))],
-                      [who(c, variant=True).removeprefix(f"{env} ") for c in members],
+                      [who(c).removeprefix(f"{env} ") for c in members],
                       fontsize=7)
         ax.set_xlabel("matching time M per queue element (ns)")
         ax.legend(fontsize=7)
