@@ -13,11 +13,11 @@
  *              --iterations messages of --size bytes to the higher, then the
  *              other way; the receiver times them (bandwidth), and then the
  *              pair ping-pongs --latency-iterations 8-byte messages (one-way
- *              latency). Each is the median of --repetitions; per directed
- *              pair:
+ *              latency). Each is the median of --repetitions, which are
+ *              passes over the whole sweep (a pair's samples are spread
+ *              over its wall time); per directed pair:
  *                SENTINEL_FABRIC_PAIR step=s src=S dst=D bytes=B bw_mbs=X latency_us=L
- *              and the sweep's steps and wall time (the gathers and prints
- *              between steps included):
+ *              and the sweep's steps and the wall time of its passes:
  *                SENTINEL_FABRIC_SWEEP steps=n seconds=T
  *   aggregate  k = 1 ... N/2 concurrent pairs, rank i streaming to rank
  *              i + N/2 (i < k); the summed bandwidth of the k pairs:
@@ -222,61 +222,83 @@ static double pingpong(int peer, int first, const options *o, double *reps)
     return median(reps, o->repetitions);
 }
 
-/* One step: each pair's lower rank sends (way 0) or receives (way 1); the
- * receiver times the stream, then the pair ping-pongs. Every rank returns
- * {source or -1, MB/s, us}. */
-static void step(const fabric *f, const options *o, int peer, int way, double *reps,
-                 double result[3])
+/* One measurement of one step: each pair's lower rank sends (way 0) or
+ * receives (way 1); the receiver times the stream (MB/s), then the pair
+ * ping-pongs (one-way us). Ranks without a pair take part in the barriers
+ * only. `warm`: the first pass over this step, which first moves a message
+ * and a tenth of the ping-pongs untimed (connection, registration). */
+static void measure(const fabric *f, const options *o, int peer, int way, int warm,
+                    double *bw, double *latency)
 {
     int sends = peer >= 0 && (way == 0) == (f->rank < peer);
     int receives = peer >= 0 && !sends;
     int to = sends ? peer : MPI_PROC_NULL, from = receives ? peer : MPI_PROC_NULL;
-    exchange(f, to, from, o->bytes, 1); /* warm-up: connection, registration */
-    for (long rep = 0; rep < o->repetitions; rep++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t = exchange(f, to, from, o->bytes, o->iterations);
-        reps[rep] = (double)o->bytes * (double)o->iterations / t / 1e6;
-    }
-    result[0] = receives ? peer : -1;
-    result[1] = receives ? median(reps, o->repetitions) : 0.0;
+    if (warm)
+        exchange(f, to, from, o->bytes, 1);
     MPI_Barrier(MPI_COMM_WORLD);
-    result[2] = 0.0;
+    double t = exchange(f, to, from, o->bytes, o->iterations);
+    *bw = receives ? (double)o->bytes * (double)o->iterations / t / 1e6 : 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    *latency = 0.0;
     if (peer >= 0) {
-        options warm = *o; /* a tenth of the ping-pongs, untimed, first */
-        warm.repetitions = 1;
-        warm.latency_iterations = o->latency_iterations / 10 + 1;
-        pingpong(peer, sends, &warm, reps);
-        result[2] = pingpong(peer, sends, o, reps);
+        options once = *o;
+        once.repetitions = 1;
+        if (warm) {
+            options few = once;
+            few.latency_iterations = o->latency_iterations / 10 + 1;
+            pingpong(peer, sends, &few, latency);
+        }
+        pingpong(peer, sends, &once, latency);
     }
 }
 
-/* The pairs sweep: every directed pair of the matchings, one way at a time. */
+/* This rank's peer in matching j of the sweep, -1 when it has none. */
+static int sweep_peer(const fabric *f, const options *o, int j)
+{
+    return o->rounds == R_ALL ? circle_peer(f->rank, f->size, j)
+                              : neighbour_peer(f->rank, f->size, j);
+}
+
+/* The pairs sweep: every directed pair of the matchings, one way at a time.
+ * The repetitions are passes over the whole sweep, not back-to-back
+ * measurements of one step: a pair's median then comes from samples spread
+ * over the sweep's wall time, so a burst of load from elsewhere on a node
+ * (a daemon, a neighbour's job) that lasts less than half the sweep is
+ * outvoted in every pair, and one that lasts longer moves every pair alike:
+ * neither makes one pair look like a slow link. */
 static void pairs(const fabric *f, const options *o)
 {
-    int n = matchings(f->size, o->rounds);
-    double *reps = malloc((size_t)o->repetitions * sizeof *reps);
+    int n = matchings(f->size, o->rounds), steps = 2 * n;
+    long reps = o->repetitions;
+    double *bw = malloc((size_t)steps * (size_t)reps * sizeof *bw);
+    double *latency = malloc((size_t)steps * (size_t)reps * sizeof *latency);
     double *all = malloc(3 * (size_t)f->size * sizeof *all);
-    if (reps == NULL || all == NULL)
+    if (bw == NULL || latency == NULL || all == NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    for (int j = 0; j < n; j++) {
-        int peer = o->rounds == R_ALL ? circle_peer(f->rank, f->size, j)
-                                      : neighbour_peer(f->rank, f->size, j);
-        for (int way = 0; way < 2; way++) {
-            double mine[3];
-            step(f, o, peer, way, reps, mine);
-            MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            for (int r = 0; f->rank == 0 && r < f->size; r++)
-                if (all[3 * r] >= 0.0)
-                    printf("SENTINEL_FABRIC_PAIR step=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
-                           "latency_us=%.3f\n", 2 * j + way + 1, (int)all[3 * r], r, o->bytes,
-                           all[3 * r + 1], all[3 * r + 2]);
+    for (long rep = 0; rep < reps; rep++)
+        for (int s = 0; s < steps; s++) {
+            measure(f, o, sweep_peer(f, o, s / 2), s % 2, rep == 0, &bw[s * reps + rep],
+                    &latency[s * reps + rep]);
         }
+    double seconds = MPI_Wtime() - t0;
+    for (int s = 0; s < steps; s++) {
+        int peer = sweep_peer(f, o, s / 2);
+        int receives = peer >= 0 && (s % 2 == 0) != (f->rank < peer);
+        double mine[3] = {receives ? peer : -1, median(&bw[s * reps], reps),
+                          peer >= 0 ? median(&latency[s * reps], reps) : 0.0};
+        MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        for (int r = 0; f->rank == 0 && r < f->size; r++)
+            if (all[3 * r] >= 0.0)
+                printf("SENTINEL_FABRIC_PAIR step=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
+                       "latency_us=%.3f\n", s + 1, (int)all[3 * r], r, o->bytes,
+                       all[3 * r + 1], all[3 * r + 2]);
     }
     if (f->rank == 0)
-        printf("SENTINEL_FABRIC_SWEEP steps=%d seconds=%.3f\n", 2 * n, MPI_Wtime() - t0);
-    free(reps);
+        printf("SENTINEL_FABRIC_SWEEP steps=%d seconds=%.3f\n", steps, seconds);
+    free(bw);
+    free(latency);
     free(all);
 }
 
