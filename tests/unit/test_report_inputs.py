@@ -163,6 +163,25 @@ def test_a_database_session_that_is_not_utf8_is_named_and_the_others_kept(tmp_pa
         f"{db}: session null: no run report stored"]
 
 
+def test_a_stored_session_read_by_its_skeleton_is_the_whole_report_read(tmp_path):
+    # the stored session's fields the report does not read are skipped, not lost
+    whole = Inputs()
+    load_reports([DATA], whole)
+    bad_case = _report()
+    bad_case["runs"][0]["testcases"][3]["perfvalues"] = ["not", "an", "object"]
+    bad_runs = _report()
+    bad_runs["runs"][0]["testcases"] = {"a": 1}
+    db = _database(tmp_path / "results.db", [
+        ("good", DATA.read_bytes()), ("case", json.dumps(bad_case).encode()),
+        ("runs", json.dumps(bad_runs).encode())])
+    inputs = Inputs()
+    load_history(db, inputs, headline_only=False, parallel=False)
+    assert [cases for _, cases in inputs.history] == [whole.cases]
+    assert inputs.problems == [
+        f"{db}: session case: test case {CASE}: 'perfvalues' must be an object, got a list",
+        f"{db}: session runs: runs[0]: 'testcases' must be a list, got an object"]
+
+
 def _empty(report: dict, days_later: float) -> dict:
     """``report`` as a later session that ran no test case (ReFrame's "Ran 0/0")."""
     out = copy.deepcopy(report)

@@ -6,6 +6,7 @@ Jacobi results) and its results database (trends over stored sessions).
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -60,6 +61,17 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     load_reports(reports, inputs)
     if db is not None:
         load_history(db, inputs)
+    # The inputs (a site's history: millions of objects) live until the page
+    # is written: frozen, the cycle collector no longer scans them at each
+    # collection, here and in the forked workers that draw the figures.
+    gc.freeze()
+    try:
+        return _write(inputs, out_dir)
+    finally:
+        gc.unfreeze()
+
+
+def _write(inputs: Inputs, out_dir: Path) -> Written:
     shown = replace(inputs, problems=inputs.problems + inputs.errors)
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)

@@ -29,6 +29,7 @@ matplotlib.rcParams["axes.titley"] = 1.0
 matplotlib.rcParams["axes.titlepad"] = 3.0
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
@@ -425,25 +426,36 @@ def _named(outliers: str, what: str) -> tuple[set[str], set[tuple[str, str]]]:
     return nodes, links
 
 
+#: The heatmaps' colour: times worse than the sweep's level, 1/8x ... 8x;
+#: grey where no pair is (a node and itself).
+_WORSE = LogNorm(1 / 8, 8, clip=True)
+_WORSE_MAP = matplotlib.colormaps["RdBu_r"].with_extremes(bad="0.8")
+
+
 def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, str]]],
-             title: str) -> None:
-    """The N x N matrix of one quantity, sender by row; named nodes and links in red."""
+             title: str):
+    """The N x N matrix of one quantity, sender by row; named nodes and links in red.
+
+    The colour is each pair's value over the sweep's level (the median of the
+    node medians, :func:`sentinel.analysis.fabric.level`), turned so that
+    red is worse for bandwidth and latency alike: what the verdict reads,
+    on one scale for every transport of a figure.
+    """
+    higher = value == "bw_mbs"
     nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs}, key=natural)
     at = {n: i for i, n in enumerate(nodes)}
     grid = [[float("nan")] * len(nodes) for _ in nodes]
+    mid = fabric_analysis.level(pairs, higher)
     for p in pairs:
-        grid[at[p.src]][at[p.dst]] = getattr(p, value)
-    image = ax.imshow(grid, cmap="viridis" if value == "bw_mbs" else "viridis_r")
-    ax.figure.colorbar(image, ax=ax, shrink=0.8,
-                       label="MB/s" if value == "bw_mbs" else "us (8 B, one way)")
+        v = getattr(p, value)
+        grid[at[p.src]][at[p.dst]] = mid / v if higher else v / mid
+    image = ax.imshow(grid, cmap=_WORSE_MAP, norm=_WORSE, interpolation="nearest")
     bad_nodes, bad_links = named
     # every node up to 16; beyond, every 8th and those named (a tick label each is slow)
     shown = [i for i, n in enumerate(nodes) if len(nodes) <= 16 or i % 8 == 0
              or n in bad_nodes or any(n in link for link in bad_links)]
     ax.set_xticks(shown, [nodes[i] for i in shown], rotation=90, fontsize=7)
     ax.set_yticks(shown, [nodes[i] for i in shown], fontsize=7)
-    ax.set_xlabel("receiver")
-    ax.set_ylabel("sender")
     for label in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
         if label.get_text() in bad_nodes:
             label.set_color("red")
@@ -451,22 +463,61 @@ def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, 
     for a, b in bad_links:
         ax.add_patch(plt.Rectangle((at[b] - 0.5, at[a] - 0.5), 1, 1, fill=False,
                                    edgecolor="red", linewidth=2))
-    ax.set_title(title, fontsize=9)
+    unit = "MB/s" if higher else "us"
+    ax.set_title(f"{title}, level {mid:.4g} {unit}", fontsize=8)
+    return image
 
 
-def _fabric_pairs(c: Case) -> Figures:
-    try:
-        pairs = fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)
-    except SentinelError:
-        return []  # a report of another version: the variables table still has the values
-    fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.8))
-    fig.subplots_adjust(left=0.07, right=0.97, bottom=0.16, top=0.85, wspace=0.25)
-    outliers = str(c.extra.get("outliers", ""))
-    _heatmap(bw, pairs, "bw_mbs", _named(outliers, "bandwidth"), "bandwidth")
-    _heatmap(lat, pairs, "latency_us", _named(outliers, "latency"), "latency")
-    named = outliers.replace("\n", "; ") or "no outlier"
-    title = f"{c.check} node pairs, {who(c)} on {c.system}:{c.partition}: {named}"
-    fig.suptitle(title, fontsize=9)
+def _worse_bar(fig: Figure, image, cax) -> None:
+    """The heatmaps' one colour bar: 1/8x ... 8x the level, worse upwards."""
+    bar = fig.colorbar(image, cax=cax, ticks=[1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8])
+    bar.ax.set_yticklabels(["8x better", "4x", "2x", "level", "2x", "4x", "8x worse"],
+                           fontsize=7)
+    bar.ax.minorticks_off()
+
+
+def _sweep(c: Case) -> str:
+    """What tells one pairs sweep of a partition and environment from another."""
+    rest = " ".join(p for p in c.variant.split() if p != "mode=pairs")
+    return " ".join(x for x in (c.transport, c.mapping, rest) if x)
+
+
+def _fabric_pairs(members: list[Case]) -> Figures:
+    """One figure per partition and environment: a row per pairs sweep (transport).
+
+    Bandwidth and latency side by side, one colour bar for all (times worse
+    than each sweep's own level): a figure per sweep with a colour bar per
+    matrix was a third of a site's report time.
+    """
+    rows = []
+    for c in members:
+        try:
+            rows.append((c, fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)))
+        except SentinelError:
+            continue  # a report of another version: the variables table still has the values
+    if not rows:
+        return []
+    h = 1.1 + 3.0 * len(rows)
+    top = 1 - 0.8 / h
+    fig, axes = plt.subplots(len(rows), 2, figsize=(8.5, h), squeeze=False, gridspec_kw={
+        "left": 0.1, "right": 0.84, "bottom": 0.5 / h, "top": top, "wspace": 0.35,
+        "hspace": 0.45})
+    named = []
+    for (c, pairs), (bw, lat) in zip(rows, axes):
+        outliers = str(c.extra.get("outliers", ""))
+        image = _heatmap(bw, pairs, "bw_mbs", _named(outliers, "bandwidth"),
+                         f"{_sweep(c)}: bandwidth")
+        _heatmap(lat, pairs, "latency_us", _named(outliers, "latency"), "latency")
+        bw.set_ylabel("sender", fontsize=8)
+        named += [f"{_sweep(c)}: {line}" for line in outliers.splitlines() if line]
+    for ax in axes[-1]:
+        ax.set_xlabel("receiver", fontsize=8)
+    _worse_bar(fig, image, fig.add_axes((0.9, top - 2.4 / h, 0.02, 2.4 / h)))  # 1st row
+    more = f"; and {len(named) - 3} more (the table)" if len(named) > 3 else ""
+    c = rows[0][0]
+    title = (f"{c.check} node pairs, {c.environ} on {c.system}:{c.partition}: "
+             f"{'; '.join(named[:3]) + more if named else 'no outlier'}")
+    fig.suptitle(title, fontsize=9, wrap=True, y=1 - 0.1 / h, va="top")
     return [(title, _png(fig))]
 
 
@@ -566,17 +617,21 @@ def _fabric_modes(cases: list[Case]) -> Figures:
 def fabric(cases: list[Case]) -> Figures:
     """FabricCheck's figures.
 
-    Per test case of the pair sweep, the pair matrices as heatmaps with the
-    named nodes and links in red; per mode of the others (the
+    Per partition and environment, the pair matrices of each pairs sweep as
+    heatmaps with the named nodes and links in red; per mode of the others (the
     aggregate-bandwidth curve, latency idle against loaded, the patterns'
     accepted bandwidth on-node and off-node), a panel per transport.
     """
     mine = sorted((c for c in cases if c.check == "FabricCheck"),
                   key=lambda c: (c.where, c.name))
     out: Figures = []
+    sweeps: dict[str, list[Case]] = defaultdict(list)
     for c in mine:
         if "fabric_pairs" in c.extra:
-            out += _fabric_pairs(c)
+            sweeps[c.where].append(c)
+    for where in sorted(sweeps):
+        out += _fabric_pairs(sorted(sweeps[where], key=lambda c: (natural(c.transport),
+                                                                   c.mapping, c.name)))
     return out + _fabric_modes([c for c in mine if "fabric_pairs" not in c.extra])
 
 
@@ -693,7 +748,8 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: l
     for key, mine in groups.items():
         sessions = [(history[i][0], stored) for i, stored in sorted(past[key].items())]
         _JOBS[key] = (mine, sessions, changed.get(key, []))
-    keys = sorted(_JOBS)
+    # the biggest sections first, so that no worker is left with one at the end
+    keys = sorted(_JOBS, key=lambda k: (-len(_JOBS[k][0]), k))
     # imported here: importing it registers an exit hook, refused at interpreter exit
     from concurrent.futures import ProcessPoolExecutor
 
@@ -712,4 +768,4 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: l
             drawn = [_section_figures(key) for key in keys]
     finally:
         _JOBS.clear()
-    return dict(zip(keys, drawn))
+    return dict(sorted(zip(keys, drawn)))
