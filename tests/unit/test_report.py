@@ -258,3 +258,15 @@ def test_matching_values_show_their_interval_or_their_bound_never_a_bare_negativ
     assert [t for t, _ in plots.matching(cases)] == [
         f"MatchingCheck matching time per queue element, {env} on local:cpu"
         for env in ("mpich", "openmpi")]
+
+
+def test_seconds_below_one_are_shown_in_ms_us_or_ns_with_their_interval_and_band():
+    assert tables.num(1.461e-06, "s") == "1.461 us"
+    assert tables.num(7.538e-09, "s") == "7.538 ns"
+    assert tables.num(0.0123, "s") == "12.3 ms"
+    assert tables.num(2.5, "s") == "2.5 s" and tables.num(0.0, "s") == "0 s"
+    assert tables.num(1.461e-06, "MB/s") == "1.461e-06 MB/s"  # other units as they are
+    # the interval and a band in the unit of the value they go with
+    assert tables.measured(1.461e-06, "s", (1.2e-06, 1.9e-06)) == "1.461 us [1.2, 1.9]"
+    assert tables.bounds(9e-07, None, "s", 1.461e-06) == "[0.9, inf] us"
+    assert tables.bounds(None, 2.0, "us", 1.0) == "[-inf, 2] us"

@@ -81,8 +81,7 @@ def _margin(r: Row) -> str:
 
 def _band(r: Row) -> str:
     lo, hi = r.var.band
-    return (f"[{num(lo) or '-inf'}, {num(hi) or 'inf'}] {r.var.unit}".strip()
-            if r.var.referenced else "")
+    return tables.bounds(lo, hi, r.var.unit, r.var.value) if r.var.referenced else ""
 
 
 def _variables(cases: list[Case]) -> str:

@@ -75,17 +75,23 @@ def _grid(panels: int, width: float = 3.2, height: float = 2.6,
     cols = min(panels, columns)
     rows = -(-panels // cols)
     # wide enough for a title naming every parameter, even over one panel
-    w, h = max(7.0, 0.9 + width * cols), 0.9 + height * rows
+    w, h = max(7.0, 0.9 + width * cols), 1.0 + height * rows
     fig, axes = plt.subplots(rows, cols, figsize=(w, h), sharex=True, sharey=True,
                              squeeze=False, gridspec_kw={
                                  "left": 0.8 / w, "right": 1 - 0.15 / w, "bottom": 0.55 / h,
-                                 "top": 1 - 0.6 / h, "wspace": 0.08, "hspace": 0.3})
+                                 "top": 1 - 0.7 / h, "wspace": 0.08, "hspace": 0.3})
     flat = [ax for row in axes for ax in row]
     for ax in flat[panels:]:
         ax.set_visible(False)
     # few ticks (each costs a millisecond or two to build); shared by every panel
     flat[0].locator_params(nbins=4)
     return fig, flat[:panels]
+
+
+def _title(fig: Figure, title: str, fontsize: int = 10) -> None:
+    """The figure's title, its top a tenth of an inch below the figure's, whatever its height."""
+    fig.suptitle(title, fontsize=fontsize, wrap=True, y=1 - 0.08 / fig.get_figheight(),
+                 va="top")
 
 
 def _count(x: float, _pos: object = None) -> str:
@@ -113,6 +119,10 @@ def _log_axes(ax) -> None:
     ax.tick_params(labelsize=7)
 
 
+#: The height of a row of a figure's legend (6-point labels), inches.
+_LEGEND_ROW = 0.14
+
+
 def _legend(fig: Figure, axes: list) -> None:
     """One legend for the figure, each label once (a legend per panel was slow to lay out).
 
@@ -122,9 +132,18 @@ def _legend(fig: Figure, axes: list) -> None:
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)
-    if seen:
-        fig.legend(list(seen.values()), list(seen), loc="upper right", fontsize=6,
-                   ncol=min(4, len(seen)), frameon=False)
+    if not seen:
+        return
+    # Between the figure's title and the panels' titles (:func:`_grid`'s top
+    # margin holds one row), the figure taller by the rows beyond the first.
+    ncol = min(4, len(seen))
+    extra = _LEGEND_ROW * (-(-len(seen) // ncol) - 1)
+    h = fig.get_figheight()
+    top, bottom = (1 - fig.subplotpars.top) * h, fig.subplotpars.bottom * h
+    fig.set_figheight(h + extra)
+    fig.subplots_adjust(top=1 - (top + extra) / (h + extra), bottom=bottom / (h + extra))
+    fig.legend(list(seen.values()), list(seen), loc="upper center", fontsize=6, ncol=ncol,
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.3 / (h + extra)))
 
 
 def _colour(colours: dict[str, str], label: str) -> str:
@@ -232,7 +251,7 @@ def curves(cases: list[Case]) -> Figures:
             _labels(axes, "message size (bytes)", f"{word} ({unit})")
             _legend(fig, axes)
             title = f"{check} {word} against message size, {env} on {part}"
-            fig.suptitle(title, fontsize=10)
+            _title(fig, title)
             out.append((title, _png(fig)))
     return out
 
@@ -329,7 +348,7 @@ def jacobi(cases: list[Case]) -> Figures:
         axes[1][0].set_ylabel("s per iteration")
         title = (f"JacobiCheck MLUP/s and time per phase, {env} "
                  f"{' '.join(x for x in (transport, mapping) if x)} on {part}")
-        fig.suptitle(title, fontsize=10)
+        _title(fig, title)
         out.append((title, _png(fig)))
     return out
 
@@ -412,7 +431,7 @@ def scaling(cases: list[Case]) -> Figures:
         _labels(axes, "processes P", " / ".join(sorted(units)))
         _legend(fig, axes)
         title = f"{check} against the process count, {env} on {part}"
-        fig.suptitle(title, fontsize=10)
+        _title(fig, title)
         out.append((title, _png(fig)))
     return out
 
@@ -517,7 +536,7 @@ def _fabric_pairs(members: list[Case]) -> Figures:
     c = rows[0][0]
     title = (f"{c.check} node pairs, {c.environ} on {c.system}:{c.partition}: "
              f"{'; '.join(named[:3]) + more if named else 'no outlier'}")
-    fig.suptitle(title, fontsize=9, wrap=True, y=1 - 0.1 / h, va="top")
+    _title(fig, title, fontsize=9)
     return [(title, _png(fig))]
 
 
@@ -609,7 +628,7 @@ def _fabric_modes(cases: list[Case]) -> Figures:
             (_fabric_aggregate if kind.startswith("aggregate") else _fabric_latency)(ax, members)
             ax.grid(True, alpha=0.3)
         title = f"FabricCheck {kind}, {env} on {part}"
-        fig.suptitle(title, fontsize=10)
+        _title(fig, title)
         out.append((title, _png(fig)))
     return out
 
@@ -667,7 +686,7 @@ def trends(history: list[tuple[dict, list[Case]]], found: list | None = None) ->
         _labels(axes, "days before the newest session", "value / its median")
         title = (f"{check} headline variables over {len(times)} stored sessions, "
                  f"{env} on {part}")
-        fig.suptitle(title, fontsize=10)
+        _title(fig, title)
         out.append((title, _png(fig)))
     return out
 

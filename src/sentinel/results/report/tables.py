@@ -116,19 +116,46 @@ def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+#: Seconds below 1 are shown in the largest of these that keeps a digit before the point.
+_SUBSECOND = ((1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+
+
+def _shown(unit: str, like: float | None) -> tuple[float, str]:
+    """The factor and unit to show a quantity of ``unit`` like ``like`` in.
+
+    Seconds below 1 as 1.461 us, not 1.461e-06 s; other units as they are.
+    """
+    if unit != "s" or not like or abs(like) >= 1:
+        return 1.0, unit
+    return next(((f, u) for f, u in _SUBSECOND if abs(like) >= f), _SUBSECOND[-1])
+
+
+def _digits(x: float) -> str:
+    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
+
+
 def num(x: float | None, unit: str = "") -> str:
     """A number to 4 significant digits (no exponent below 1e5), with its unit."""
     if x is None:
         return ""
-    text = f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
-    return f"{text} {unit}".strip()
+    factor, shown = _shown(unit, x)
+    return f"{_digits(x / factor)} {shown}".strip()
+
+
+def bounds(lo: float | None, hi: float | None, unit: str, like: float | None) -> str:
+    """``[lo, hi] unit`` (an open side as -inf or inf) in the unit ``like`` is shown in."""
+    factor, shown = _shown(unit, like)
+    low = "-inf" if lo is None else _digits(lo / factor)
+    high = "inf" if hi is None else _digits(hi / factor)
+    return f"[{low}, {high}] {shown}".strip()
 
 
 def measured(value: float | None, unit: str, interval: tuple[float, float] | None) -> str:
     """A value with its unit and, where it has one, its 95 % interval."""
-    if interval is None:
+    if interval is None or value is None:
         return num(value, unit)
-    return f"{num(value, unit)} [{num(interval[0])}, {num(interval[1])}]"
+    factor, _ = _shown(unit, value)
+    return f"{num(value, unit)} [{_digits(interval[0] / factor)}, {_digits(interval[1] / factor)}]"
 
 
 def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str]) -> str:
