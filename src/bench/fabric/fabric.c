@@ -241,14 +241,15 @@ static void measure(const fabric *f, const options *o, int peer, int way, int wa
     MPI_Barrier(MPI_COMM_WORLD);
     *latency = 0.0;
     if (peer >= 0) {
+        double scratch;
         options once = *o;
         once.repetitions = 1;
         if (warm) {
             options few = once;
             few.latency_iterations = o->latency_iterations / 10 + 1;
-            pingpong(peer, sends, &few, latency);
+            pingpong(peer, sends, &few, &scratch);
         }
-        pingpong(peer, sends, &once, latency);
+        *latency = pingpong(peer, sends, &once, &scratch);
     }
 }
 

@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from sentinel.analysis import fabric as fabric_analysis  # noqa: E402
@@ -452,7 +453,7 @@ _WORSE_MAP = matplotlib.colormaps["RdBu_r"].with_extremes(bad="0.8")
 
 
 def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, str]]],
-             title: str):
+             title: str) -> AxesImage:
     """The N x N matrix of one quantity, sender by row; named nodes and links in red.
 
     The colour is each pair's value over the sweep's level (the median of the
@@ -487,7 +488,7 @@ def _heatmap(ax, pairs: list, value: str, named: tuple[set[str], set[tuple[str, 
     return image
 
 
-def _worse_bar(fig: Figure, image, cax) -> None:
+def _worse_bar(fig: Figure, image: AxesImage, cax) -> None:
     """The heatmaps' one colour bar: 1/8x ... 8x the level, worse upwards."""
     bar = fig.colorbar(image, cax=cax, ticks=[1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8])
     bar.ax.set_yticklabels(["8x better", "4x", "2x", "level", "2x", "4x", "8x worse"],
