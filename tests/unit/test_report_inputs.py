@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.results import cli
-from sentinel.results.report.load import Inputs, load_history, load_reports
+from sentinel.results.report.load import Inputs, cases_of, load_history, load_reports
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "run-report-slurm-two.json"
 #: The display name of the fourth test case of DATA (the one the cases below break).
@@ -240,3 +240,33 @@ def test_the_command_fails_when_the_only_session_ran_nothing(tmp_path, capsys):
     summary = json.loads((tmp_path / "out" / "sentinel-report.json").read_text())
     assert summary["problems"] == [_ran_nothing(path)]
     assert _ran_nothing(path) in (tmp_path / "out" / "sentinel-report.html").read_text()
+
+
+#: A real quick run with no network (run-report-osu-offline.json): FetchOsu
+#: skips, naming the URL; ReFrame then skips OsuBuild and the 13
+#: OsuSourceCheck test cases for their skipped dependency, with no message.
+OFFLINE = Path(__file__).resolve().parents[1] / "data" / "run-report-osu-offline.json"
+
+
+def test_a_skip_for_a_skipped_dependency_is_given_the_root_dependency_and_its_reason():
+    report = json.loads(OFFLINE.read_text())
+    assert not any(tc.get("skip_reason") or tc.get("fail_reason") for run in report["runs"]
+                   for tc in run["testcases"] if tc["name"].startswith(("OsuBuild", "OsuSource")))
+    cases = cases_of(report, "offline")
+    fetch = next(c for c in cases if c.check == "FetchOsu")
+    assert fetch.result == "skip" and "cannot be fetched" in fetch.fail_reason
+    dependents = [c for c in cases if c.check in ("OsuBuild", "OsuSourceCheck")]
+    assert len(dependents) == 14
+    # OsuSourceCheck depends on OsuBuild, which has no reason: the root is named
+    assert {c.fail_reason for c in dependents} == {
+        f"depends on FetchOsu, which was skipped: {fetch.fail_reason}"}
+    assert next(c for c in cases if c.check == "BenchBuild").fail_reason == ""
+
+
+def test_dependencies_of_the_wrong_type_are_named():
+    report = json.loads(OFFLINE.read_text())
+    tc = next(tc for tc in report["runs"][0]["testcases"] if tc["name"].startswith("OsuBuild"))
+    tc["dependencies_actual"] = [["FetchOsu_1", "local"]]
+    with pytest.raises(ValueError, match=r"offline: test case OsuBuild .*'dependencies_actual' "
+                                         r"must be a list of \[name, system:partition, environ\]"):
+        cases_of(report, "offline")

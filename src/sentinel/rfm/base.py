@@ -55,7 +55,7 @@ from sentinel.parsers.provenance import (
 )
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
 from sentinel.rfm import offered, reframe_fixes, series
-from sentinel.rfm.build import BuildFixture
+from sentinel.rfm.build import BuildFixture, RecordsSkip
 from sentinel.rfm.cmdline import option_values, setvar_values
 from sentinel.rfm.variants import variant_name
 
@@ -159,7 +159,7 @@ def _transport_label(key: str) -> str:
     return f"{family}-{name}" if series.is_series_key(key) else name
 
 
-class TransportMappingTest(rfm.RunOnlyRegressionTest):
+class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     """Two ranks over one transport and one rank mapping."""
 
     #: The transport, ``family/name`` from :data:`sentinel.mpi.CATALOGUE`,
@@ -197,18 +197,6 @@ class TransportMappingTest(rfm.RunOnlyRegressionTest):
     #:
     #: :type: :class:`str`
     mapping = parameter(list(MAPPINGS), loggable=True)
-
-    #: Why the test case was skipped ('' when it was not): ReFrame 4.10's run
-    #: report has no field for a skip's message, and the report groups skips
-    #: by it.
-    #:
-    #: :type: :class:`str`
-    skip_reason = variable(str, value="", loggable=True)
-
-    def skip(self, msg: str | None = None) -> None:
-        """Skip the test case, keeping ``msg`` in the run report (``skip_reason``)."""
-        self.skip_reason = msg or ""
-        super().skip(msg)
 
     #: The MPI library the binary ran with, as ``ldd`` in the job resolved it.
     #:

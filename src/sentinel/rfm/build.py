@@ -97,7 +97,27 @@ class SpackRecord(rfm.RegressionTestPlugin):
                                         "names no compiler"))
 
 
-class BuildFixture(rfm.CompileOnlyRegressionTest):
+class RecordsSkip(rfm.RegressionTestPlugin):
+    """A test whose skip keeps its message in the run report (``skip_reason``).
+
+    ReFrame 4.10's run report has no field for a skip's message; the report
+    groups skips by it, and names it for the tests skipped because this one
+    was (their dependents). Mixed in before ReFrame's test class, so that
+    its ``skip`` is the one called.
+    """
+
+    #: Why the test case was skipped ('' when it was not).
+    #:
+    #: :type: :class:`str`
+    skip_reason = variable(str, value="", loggable=True)
+
+    def skip(self, msg: str | None = None) -> None:
+        """Skip the test case, keeping ``msg`` in the run report (``skip_reason``)."""
+        self.skip_reason = msg or ""
+        super().skip(msg)
+
+
+class BuildFixture(RecordsSkip, rfm.CompileOnlyRegressionTest):
     """What every build fixture shares: any partition, and no sources copied by ReFrame.
 
     Copies are made by hand where needed: a Spack dev build leaves links to its
@@ -272,7 +292,7 @@ def gpu_make_options(environ) -> list[str]:
     return [f"GPU={runtime}", *([f"{GPU_RUNTIMES[runtime]}={home}"] if home else [])]
 
 
-class FetchRelease(rfm.RunOnlyRegressionTest):
+class FetchRelease(RecordsSkip, rfm.RunOnlyRegressionTest):
     """Download a suite's release tarball (on the machine ReFrame runs on)."""
 
     #: The suite: a key of :data:`sentinel.site.sources.RELEASES`.

@@ -320,7 +320,58 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
 def cases_of(report: dict, source: str, headline_only: bool = False) -> list[Case]:
     """The last attempt of each test case of a run report; ValueError names what is wrong."""
     session = _session(report, source)
-    return [_case(tc, session, source, headline_only) for tc in last_attempts(report)]
+    attempts = last_attempts(report)
+    cases = [_case(tc, session, source, headline_only) for tc in attempts]
+    why = _DependencyReasons(attempts, source)
+    for tc, case in zip(attempts, cases):
+        if case.result == "skip" and not case.fail_reason:
+            case.fail_reason = why.of(tc)
+    return cases
+
+
+class _DependencyReasons:
+    """Why ReFrame skipped a test case without a message: a test it depends on did not run.
+
+    ReFrame skips a test case whose dependency was skipped or failed and
+    records no reason; the run report names the dependencies
+    (``dependencies_actual``: unique name, ``system:partition``, environment).
+    The reason given is the root of the chain, the first dependency that did
+    not run for a reason of its own, so that the skips of one cause make one
+    group: ``depends on Pt2ptCheck, which was skipped: mapping socket needs 2
+    sockets; partition local:cpu has 1``.
+    """
+
+    def __init__(self, attempts: list[dict], source: str) -> None:
+        self.source = source
+        self.by_name = {(tc.get("unique_name") or tc["name"], f"{tc['system']}:{tc['partition']}",
+                         tc["environ"]): tc for tc in attempts}
+
+    def of(self, tc: dict) -> str:
+        """The reason of ``tc``'s skip from its dependencies; '' when all of them ran."""
+        root = self._root(tc, frozenset())
+        if root is None:
+            return ""
+        own = str(root.get("fail_reason") or root.get("skip_reason") or "").strip()
+        what = "was skipped" if root["result"] == "skip" else "failed"
+        return f"depends on {root['name'].split()[0]}, which {what}: {own or 'no reason recorded'}"
+
+    def _root(self, tc: dict, seen: frozenset[int]) -> dict | None:
+        for dep in self._dependencies(tc):
+            if dep["result"] in ("skip", "fail", "abort") and id(dep) not in seen:
+                if dep.get("fail_reason") or dep.get("skip_reason"):
+                    return dep
+                return self._root(dep, seen | {id(tc)}) or dep
+        return None
+
+    def _dependencies(self, tc: dict) -> list[dict]:
+        deps = tc.get("dependencies_actual") or []
+        where = f"{self.source}: test case {tc.get('display_name', tc['name'])}: " \
+                "'dependencies_actual'"
+        _expect(deps, "a list", where)
+        if not all(isinstance(d, list) and len(d) == 3 and all(isinstance(x, str) for x in d)
+                   for d in deps):
+            raise ValueError(f"{where} must be a list of [name, system:partition, environ]")
+        return [self.by_name[tuple(d)] for d in deps if tuple(d) in self.by_name]
 
 
 def _utf8(data: bytes, where: str) -> str:
@@ -427,7 +478,7 @@ def _label(value: object) -> str:
 _READ = ("name", "display_name", "unique_name", "system", "partition", "environ", "result",
          "perfvalues", "intervals", "job_completion_time_unix", "provenance", "transport",
          "mapping", "fail_reason", "skip_reason", "queue_model", "queue_evidence",
-         "mpi_linkage", "unresolved", "fabric_pairs", "outliers")
+         "mpi_linkage", "unresolved", "fabric_pairs", "outliers", "dependencies_actual")
 
 _StoredCase = msgspec.defstruct("_StoredCase", [(k, Any, msgspec.UNSET) for k in _READ])
 _StoredRun = msgspec.defstruct("_StoredRun", [("testcases", list[_StoredCase], [])])
