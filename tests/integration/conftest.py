@@ -44,6 +44,14 @@ class Run:
         return found[0]
 
 
+#: A test's reframe reaches no host but this one: a release fetch (FetchOsu,
+#: FetchImb) of a selection that is not pointed at a test server goes to a
+#: proxy on a closed loopback port, refused at once, instead of asking DNS for
+#: the project's site; the tests' own servers on 127.0.0.1 are reached directly.
+NO_NETWORK = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+              "no_proxy": "127.0.0.1,localhost"}
+
+
 def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
             env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
             prefix: tuple[str, ...] = ()) -> Run:
@@ -57,7 +65,7 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
     """
     paths = [str(ROOT / "checks" / c) for c in checks] or [str(ROOT / "checks")]
     check_args = [x for p in paths for x in ("-c", p)]
-    run_env = {**os.environ, "SENTINEL_OUTPUT": str(out), **(env or {})}
+    run_env = {**os.environ, "SENTINEL_OUTPUT": str(out), **NO_NETWORK, **(env or {})}
     if os.geteuid() == 0:  # a local-test environment: never set in a site config
         run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     proc = subprocess.run([*prefix, REFRAME, "-C", str(config), *check_args, *args],
