@@ -586,15 +586,26 @@ def _decoded(count: int, parallel: bool) -> list[tuple[dict, list[Case]] | str]:
     most of the report's time on one core. The rows stay in this process's
     memory, shared by the forked workers; only the test cases come back.
     """
-    workers = min(os.cpu_count() or 1, count) if parallel else 1
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_decode_row(i) for i in range(count)]
-    # imported here: importing it registers an exit hook, refused at interpreter exit
-    from concurrent.futures import ProcessPoolExecutor
+    return forked_map(_decode_row, list(range(count)), 0 if parallel else 1)
 
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) \
-                as pool:
-            return list(pool.map(_decode_row, range(count)))
-    except RuntimeError:  # at interpreter exit (the nightly mode's atexit listing): no pool
-        return [_decode_row(i) for i in range(count)]
+
+def forked_map(func: Callable[[Any], Any], items: list, workers: int = 0) -> list:
+    """``[func(x) for x in items]`` by ``workers`` forked processes (0: one per CPU).
+
+    The workers see this process's memory as it was at the fork (module-level
+    inputs need not be pickled); one item at a time, in order. Serial with
+    one worker, without ``fork``, and at interpreter exit, where no process
+    pool can start (the nightly mode's atexit listing).
+    """
+    workers = min(workers or os.cpu_count() or 1, len(items))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # imported here: importing it registers an exit hook, refused at interpreter exit
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            with ProcessPoolExecutor(workers,
+                                     mp_context=multiprocessing.get_context("fork")) as pool:
+                return list(pool.map(func, items))
+        except RuntimeError:
+            pass
+    return [func(x) for x in items]

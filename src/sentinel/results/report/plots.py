@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import base64
 import io
-import multiprocessing
-import os
 import re
 import statistics
 from collections import defaultdict
@@ -36,7 +34,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from sentinel.analysis import fabric as fabric_analysis  # noqa: E402
 from sentinel.errors import SentinelError  # noqa: E402
-from sentinel.results.report.load import Case, Variable  # noqa: E402
+from sentinel.results.report.load import Case, Variable, forked_map  # noqa: E402
 from sentinel.results.report.tables import natural  # noqa: E402
 
 Figures = list[tuple[str, str]]
@@ -770,22 +768,9 @@ def by_check(cases: list[Case], history: list[tuple[dict, list[Case]]], found: l
         _JOBS[key] = (mine, sessions, changed.get(key, []))
     # the biggest sections first, so that no worker is left with one at the end
     keys = sorted(_JOBS, key=lambda k: (-len(_JOBS[k][0]), k))
-    # imported here: importing it registers an exit hook, refused at interpreter exit
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = min(workers or os.cpu_count() or 1, len(keys))
     try:
-        drawn = None
-        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            try:
-                with ProcessPoolExecutor(workers,
-                                         mp_context=multiprocessing.get_context("fork")) as pool:
-                    # one section at a time: a fabric section costs ten others
-                    drawn = list(pool.map(_section_figures, keys))
-            except RuntimeError:  # at interpreter exit: no pool
-                drawn = None
-        if drawn is None:
-            drawn = [_section_figures(key) for key in keys]
+        # one section at a time: a fabric section costs ten others
+        drawn = forked_map(_section_figures, keys, workers)
     finally:
         _JOBS.clear()
     return dict(sorted(zip(keys, drawn)))
