@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 BRIDGE = "snbr0"
 SUBNET = "10.99.0"
@@ -61,6 +63,37 @@ class Node:
         file system slurmd needs.
         """
         return ["nsenter", f"--net=/run/netns/{self.namespace}"]
+
+    @property
+    def hostname(self) -> str:
+        """The node's host name (``m1``), as its programs see it."""
+        return f"m{self.index}"
+
+    def as_host(self, boot_id: Path) -> list[str]:
+        """The command prefix that runs a daemon as this node: its network, name and boot.
+
+        A host name of its own (a UTS namespace), as a site's node has: the
+        MPI libraries' logs and locality name the node, not the test host.
+        And a boot ID of its own (``boot_id``, a file bind-mounted over the
+        kernel's in a mount namespace): UCX takes two processes with the
+        same boot ID for one machine and would carry their traffic over
+        shared memory, which no two nodes of a cluster share.
+        """
+        return ["unshare", "--uts", "--mount", "--propagation", "private", "--", "sh", "-c",
+                f'hostname "$0" && mount --bind "$1" {BOOT_ID} && shift && exec "$@"',
+                self.hostname, str(boot_id), *self.inside()]
+
+
+#: The kernel's boot ID, by which UCX tells machines apart.
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def boot_id_file(directory: Path, node: Node) -> Path:
+    """A boot ID of ``node``'s own, written under ``directory`` (for :meth:`Node.as_host`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / node.hostname
+    path.write_text(f"{uuid.uuid4()}\n")
+    return path
 
 
 def _run(cmd: list[str]) -> None:

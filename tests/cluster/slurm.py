@@ -19,6 +19,11 @@ Partitions:
   host's CPUs, in turn: two neighbours never share one, four nodes do
   (oversubscribed: functional tests, not performance). The daemons then
   reach the controller at the host's bridge address (``SlurmctldAddr``).
+  With a ``shape`` (:class:`tests.cluster.topology.NodeShape`, ``--sockets
+  2``), each of them is instead a site's node in miniature: all the host's
+  CPUs as two sockets, a NUMA domain each, declared to Slurm and seen by
+  slurmd (so Slurm binds tasks per socket) and by every MPI of its tasks
+  through hwloc's XML import; the nodes then share the host's CPUs.
 
 A fake node declares all the host's CPUs and reserves all but one for the
 system (``CpuSpecList``): ``n1`` gives jobs CPU 0 and ``n2`` CPU 1. Declared
@@ -30,6 +35,7 @@ directory; nothing touches /etc or systemd. Usage::
 
     python -m tests.cluster.slurm up DIR     # prints the SLURM_CONF to export
     python -m tests.cluster.slurm up DIR --net 4   # also the namespaced partition
+    python -m tests.cluster.slurm up DIR --net 4 --sockets 2   # nodes of two sockets
     python -m tests.cluster.slurm up DIR --vet 2   # also the vetting partition
     python -m tests.cluster.slurm down DIR   # stops the daemons by their PID files
 
@@ -49,6 +55,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.cluster import netns
+from tests.cluster.topology import NodeShape, TopologyError
 
 NODES = ("c1", "n1", "n2")
 PORTS = {"ctld": 16817, "c1": 16818, "n1": 17001, "n2": 17002}
@@ -73,17 +80,19 @@ def _fake_cpus(cpus: int, own: int) -> str:
 
 def net_nodes(count: int) -> list[str]:
     """Names of the namespaced nodes."""
-    return [f"m{node.index}" for node in netns.nodes(count)]
+    return [node.hostname for node in netns.nodes(count)]
 
 
-def _net_conf(host: str, cpus: int, count: int) -> str:
+def _net_conf(host: str, cpus: int, count: int, shape: NodeShape | None = None) -> str:
     if not count:
         return ""
     # One job CPU per node, alternating (m1 CPU 0, m2 CPU 1, m3 CPU 0, ...):
     # neighbours never share a core, and busy-polling ranks of a two-node
-    # job run at this host's speed.
+    # job run at this host's speed. A shaped node has all of them.
     lines = [f"NodeName=m{node.index} NodeHostname={host} NodeAddr={node.address} "
-             f"Port={NET_PORT + node.index} {_fake_cpus(cpus, (node.index - 1) % cpus)}"
+             f"Port={NET_PORT + node.index} "
+             + (f"{shape.slurm()} State=UNKNOWN" if shape else
+                _fake_cpus(cpus, (node.index - 1) % cpus))
              for node in netns.nodes(count)]
     names = ",".join(net_nodes(count))
     return "\n".join([*lines, f"PartitionName=net Nodes={names} MaxTime=60 State=UP", ""])
@@ -115,7 +124,8 @@ done < "$env_file"
 """
 
 
-def _conf(root: Path, cpus: int, net: int = 0, vet: int = 0) -> str:
+def _conf(root: Path, cpus: int, net: int = 0, vet: int = 0,
+          shape: NodeShape | None = None) -> str:
     host = socket.gethostname()
     # Namespaced nodes cannot reach the host's loopback: every daemon and
     # client then talks to the controller at its bridge address.
@@ -158,7 +168,7 @@ NodeName=n1 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n1']} {_fake_cpu
 NodeName=n2 NodeHostname={host} NodeAddr=127.0.0.1 Port={PORTS['n2']} {_fake_cpus(cpus, 1)}
 PartitionName=one Nodes=c1 Default=YES MaxTime=60 State=UP
 PartitionName=two Nodes=n1,n2 MaxTime=60 State=UP
-""" + _net_conf(host, cpus, net) + _vet_conf(root, host, cpus, vet)
+""" + _net_conf(host, cpus, net, shape) + _vet_conf(root, host, cpus, vet)
 
 
 def _need(program: str) -> str:
@@ -195,11 +205,13 @@ def nodes_idle(env: dict[str, str], names: tuple[str, ...] | list[str] = NODES) 
     return proc.returncode == 0 and all(states.get(n) == "idle" for n in names)
 
 
-def up(root: Path, net: int = 0, vet: int = 0) -> Path:
+def up(root: Path, net: int = 0, vet: int = 0, shape: NodeShape | None = None) -> Path:
     """Start munge, slurmctld and the slurmd under ``root``; return slurm.conf.
 
     ``net`` namespaced nodes (:mod:`tests.cluster.netns`) join as partition
     ``net``, ``vet`` whole-host nodes as partition ``vet``; 0 leaves them out.
+    With ``shape``, each namespaced node has that processor shape
+    (``DIR/etc/node-topology.xml``, seen by its slurmd and its tasks).
     """
     root = root.resolve()
     down(root)
@@ -218,7 +230,8 @@ def up(root: Path, net: int = 0, vet: int = 0) -> Path:
                        capture_output=True, timeout=30)
     os.chmod(key, 0o400)
     conf = root / "etc" / "slurm.conf"
-    conf.write_text(_conf(root, os.cpu_count() or 1, net, vet))
+    conf.write_text(_conf(root, os.cpu_count() or 1, net, vet, shape))
+    shaped = _shape_nodes(root, net_nodes(net), shape) if shape else {}
     prolog = root / "etc" / "task-prolog"
     prolog.write_text(TASK_PROLOG.format(root=root))
     prolog.chmod(0o755)
@@ -231,11 +244,27 @@ def up(root: Path, net: int = 0, vet: int = 0) -> Path:
     for node in (*NODES, *vet_nodes(vet)):
         _start(f"slurmd-{node}", [_need("slurmd"), "-f", str(conf), "-N", node], root, env)
     for name, node in zip(net_nodes(net), netns.nodes(net)):
-        _start(f"slurmd-{name}", [*node.inside(), _need("slurmd"), "-f", str(conf), "-N", name],
-               root, env)
+        boot_id = netns.boot_id_file(root / "etc" / "boot-id", node)
+        _start(f"slurmd-{name}", [*node.as_host(boot_id), _need("slurmd"), "-f", str(conf),
+                                  "-N", name],
+               root, {**env, **shaped})
     wait(f"Slurm nodes {', '.join(everyone)} (sinfo: idle)",
          lambda: nodes_idle(env, everyone), timeout=60 if net else 30)
     return conf
+
+
+def topology_file(root: Path) -> Path:
+    """Where a shaped cluster keeps its nodes' hwloc XML."""
+    return root / "etc" / "node-topology.xml"
+
+
+def _shape_nodes(root: Path, names: list[str], shape: NodeShape) -> dict[str, str]:
+    """The nodes' topology file, their tasks' hwloc variables; the slurmd's variables."""
+    env = NodeShape.hwloc_env(shape.write_xml(topology_file(root)))
+    for name in names:
+        (root / "etc" / "node-env" / name).write_text(
+            "".join(f"{k}={v}\n" for k, v in env.items()))
+    return env
 
 
 def _pid_files(root: Path) -> dict[str, Path]:
@@ -285,21 +314,24 @@ def _terminate(pid: int, timeout: float = 10.0) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """``up DIR [--net N] [--vet N]`` or ``down DIR``; errors are one line on stderr, exit 1."""
-    sizes = {"--net": 0, "--vet": 0}
+    """``up DIR [--net N] [--vet N] [--sockets S]`` or ``down DIR``; errors: one line, exit 1."""
+    sizes = {"--net": 0, "--vet": 0, "--sockets": 0}
     while len(argv) >= 4 and argv[0] == "up" and argv[-2] in sizes and argv[-1].isdigit():
         sizes[argv[-2]], argv = int(argv[-1]), argv[:-2]
     if len(argv) != 2 or argv[0] not in ("up", "down"):
-        print("usage: python -m tests.cluster.slurm up DIR [--net N] [--vet N] | down DIR",
+        print("usage: python -m tests.cluster.slurm up DIR [--net N] [--vet N] [--sockets S]"
+              " | down DIR",
               file=sys.stderr)
         return 2
     root = Path(argv[1])
     try:
         if argv[0] == "up":
-            print(up(root, sizes["--net"], sizes["--vet"]))
+            shape = NodeShape.on_host(sizes["--sockets"]) if sizes["--sockets"] else None
+            print(up(root, sizes["--net"], sizes["--vet"], shape))
         else:
             print("stopped: " + (", ".join(down(root)) or "nothing"))
-    except (ClusterError, netns.NetworkError, OSError, subprocess.SubprocessError) as err:
+    except (ClusterError, netns.NetworkError, TopologyError, OSError,
+            subprocess.SubprocessError) as err:
         print(f"slurm {argv[0]}: {err}", file=sys.stderr)
         return 1
     return 0

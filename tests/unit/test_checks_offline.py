@@ -281,7 +281,7 @@ def test_jacobi_series_across_nodes_is_planned_off_cluster(offline):
     script = case.script()
     assert "#SBATCH --ntasks=4" in script and "#SBATCH --ntasks-per-node=1" in script
     assert "srun --ntasks=1 --cpus-per-task=1" not in script  # a launch is one step
-    assert "--ntasks=2 --cpus-per-task=1" in script
+    assert "--nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=1" in script
 
 
 def test_jacobi_grid_and_ranks_per_node_of_the_node_mapping(offline):

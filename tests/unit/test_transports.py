@@ -3,16 +3,21 @@ import re
 import pytest
 
 from sentinel.errors import SentinelError
+from sentinel.mpi.placement import Levels, RankPlacement
 from sentinel.mpi.transports import CATALOGUE, FAMILIES, declared, lookup, names
 from sentinel.mpi.verify import observe, problems
 from tests.conftest import DATA
 
 FEATURE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]*$")
+#: A pair's name joins its levels with "+": a test-name component, not a feature.
+NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]*(\+[a-zA-Z0-9_-]+)?$")
 
 
 def test_names_are_valid_reframe_features_and_unique_per_family():
     for t in CATALOGUE.values():
-        assert FEATURE.match(t.name), t.name
+        assert NAME.match(t.name), t.name
+        assert all(FEATURE.match(f) for f in t.features), t.features
+        assert ("+" in t.name) == bool(t.halves), t.name
         assert t.family in FAMILIES
     for fam in FAMILIES:
         assert len(names(fam)) == len(set(names(fam)))
@@ -28,6 +33,21 @@ def test_no_btl_settings_under_ucx():
     for t in CATALOGUE.values():
         if t.env.get("OMPI_MCA_pml") in ("ucx", "cm"):
             assert "OMPI_MCA_btl" not in t.env, t.key
+
+
+def test_a_pair_carries_shared_memory_on_the_node_and_the_network_off_it():
+    pairs = {t.key: (t.on_node, t.off_node) for t in CATALOGUE.values() if t.is_pair}
+    assert pairs["openmpi/ob1-vader+tcp"] == ("vader", "tcp")
+    assert pairs["intelmpi/shm-ofi-tcp"] == ("shm", "ofi:tcp")
+    assert {k for k in pairs if k.startswith("mpich/")} == {
+        "mpich/ucx-sm+tcp", "mpich/ucx-sm+rc", "mpich/ucx-sm+dc", "mpich/ucx-sm+ud"}
+    for t in CATALOGUE.values():
+        if t.halves:
+            on, off = (lookup(t.family, h) for h in t.halves)
+            assert on.intra_node and not off.intra_node, t.key
+            assert (t.on_node, t.off_node) == (on.on_node, off.off_node), t.key
+    assert lookup("openmpi", "ucx-sm+tcp").env["UCX_TLS"] == "sm,tcp,self"
+    assert lookup("openmpi", "ob1-vader+tcp").env["OMPI_MCA_btl"] == "self,vader,tcp"
 
 
 def test_every_transport_has_a_verification_rule_and_a_probe():
@@ -47,23 +67,48 @@ def test_lookup_errors_name_the_choices():
 CAPTURED = sorted(p.stem for p in (DATA / "logs").glob("*.txt"))
 
 
+#: Ranks that shared a node and spanned two: where a pair must show both its paths.
+BOTH_LEVELS = Levels("ranks 0, 1 on n1", "n1, n2")
+
+
+def read_log(path) -> tuple:
+    """A log's selection and, where it holds the ranks' affinity lines, their levels."""
+    text = path.read_text()
+    ranks = [RankPlacement(int(r), h, frozenset())
+             for r, h in re.findall(r"^SENTINEL_AFFINITY rank=(\d+) host=(\S+)", text, re.M)]
+    return observe(text), (Levels.of([ranks]) if ranks else None)
+
+
+def fails_every_other(family: str, name: str, sel, levels) -> None:
+    """``sel`` passes as no other transport of ``family``.
+
+    A log of one level passes as a pair it is a half of where the pair's
+    ranks kept to that level; where they crossed both, it fails the pair.
+    """
+    t = lookup(family, name)
+    # a log of ob1-tcp over lo is a log of ob1-tcp too
+    base = t.name[: -len(t.interface) - 1] if t.interface else t.name
+    for other in names(family):
+        o = lookup(family, other)
+        if other in (name, base):
+            continue
+        if base in o.halves:
+            assert problems(o, sel, BOTH_LEVELS), f"{name}'s log passed as {other}"
+        else:
+            assert problems(o, sel, levels), f"{name}'s log passed as {other}"
+
+
 @pytest.mark.parametrize("stem", CAPTURED)
 def test_captured_log_verifies_its_own_transport(stem):
     family, name = stem.split("_", 1)
-    sel = observe((DATA / "logs" / f"{stem}.txt").read_text())
-    assert problems(lookup(family, name), sel) == []
+    sel, levels = read_log(DATA / "logs" / f"{stem}.txt")
+    assert problems(lookup(family, name), sel, levels) == []
 
 
 @pytest.mark.parametrize("stem", CAPTURED)
 def test_captured_log_fails_every_other_transport_of_its_family(stem):
     family, name = stem.split("_", 1)
-    sel = observe((DATA / "logs" / f"{stem}.txt").read_text())
-    t = lookup(family, name)
-    # a log of ob1-tcp over lo is a log of ob1-tcp too
-    base = t.name[: -len(t.interface) - 1] if t.interface else t.name
-    for other in names(family):
-        if other not in (name, base):
-            assert problems(lookup(family, other), sel), f"{stem} passed as {other}"
+    fails_every_other(family, name, *read_log(DATA / "logs" / f"{stem}.txt"))
 
 
 def test_an_interface_is_a_suffix_of_the_transport_name():
@@ -80,7 +125,7 @@ def test_an_interface_is_a_suffix_of_the_transport_name():
 
 @pytest.mark.parametrize("family, name, message", [
     ("openmpi", "ob1-vader-ib0", "unknown transport 'ob1-vader-ib0' for openmpi"),
-    ("openmpi", "ucx-rc-mlx5_0", "over an interface: <name>-<interface> for ob1-tcp, ofi-"),
+    ("openmpi", "ucx-rc-mlx5_0", "over an interface: <name>-<interface> for ob1-sm+tcp, ob1-tcp, ob1-vader+tcp, ofi-"),
     ("intelmpi", "ofi-mlx-ib0", "unknown transport 'ofi-mlx-ib0' for intelmpi"),
 ])
 def test_an_interface_on_a_transport_without_one_is_an_error(family, name, message):
@@ -91,8 +136,16 @@ def test_an_interface_on_a_transport_without_one_is_an_error(family, name, messa
 def test_an_environment_declares_its_transports_by_feature():
     features = {"mpi", "openmpi", "ob1-tcp-ib0", "ob1-tcp-br0", "ob1-vader", "ucx-rc", "gpu"}
     assert [t.key for t in declared(features)] == [
-        "openmpi/ob1-tcp-br0", "openmpi/ob1-tcp-ib0", "openmpi/ob1-vader", "openmpi/ucx-rc"]
+        "openmpi/ob1-tcp-br0", "openmpi/ob1-tcp-ib0", "openmpi/ob1-vader",
+        "openmpi/ob1-vader+tcp-br0", "openmpi/ob1-vader+tcp-ib0", "openmpi/ucx-rc"]
     assert declared({"ob1-vader"}) == []  # no family, no transport
+    # a pair where both halves are offered, and only there
+    assert [t.name for t in declared({"mpich", "ucx-sm", "ucx-tcp", "ucx-rc"})] == [
+        "ucx-rc", "ucx-sm", "ucx-sm+rc", "ucx-sm+tcp", "ucx-tcp"]
+    assert [t.name for t in declared({"openmpi", "ucx-tcp", "ob1-tcp"})] == ["ob1-tcp", "ucx-tcp"]
+    pinned = lookup("openmpi", "ob1-vader+tcp-ib0")
+    assert pinned.features == ("ob1-vader", "ob1-tcp-ib0")
+    assert pinned.env["OMPI_MCA_btl_tcp_if_include"] == "ib0"
 
 
 def test_the_wrong_interface_is_named():
@@ -112,11 +165,9 @@ DOCUMENTED = sorted(p.stem for p in (DATA / "logs" / "documented").glob("*.txt")
 @pytest.mark.parametrize("stem", DOCUMENTED)
 def test_documented_log_verifies_its_own_transport_and_no_other(stem):
     family, name = stem.split("_", 1)
-    sel = observe((DATA / "logs" / "documented" / f"{stem}.txt").read_text())
-    assert problems(lookup(family, name), sel) == []
-    for other in names(family):
-        if other != name:
-            assert problems(lookup(family, other), sel), f"{stem} passed as {other}"
+    sel, levels = read_log(DATA / "logs" / "documented" / f"{stem}.txt")
+    assert problems(lookup(family, name), sel, levels) == []
+    fails_every_other(family, name, sel, levels)
 
 
 def test_every_catalogue_entry_is_checked_on_a_real_or_a_documented_log():
@@ -128,7 +179,7 @@ def test_every_catalogue_entry_is_checked_on_a_real_or_a_documented_log():
 
 def test_the_readme_marks_which_entries_were_verified_on_a_real_log():
     readme = (DATA.parents[1] / "README.md").read_text()
-    rows = dict(re.findall(r"^\| `(\w+/[\w-]+)` \|.*\| (real log|documented lines) \|$", readme,
+    rows = dict(re.findall(r"^\| `(\w+/[\w+-]+)` \|.*\| (real log|documented lines) \|$", readme,
                            re.MULTILINE))
     assert set(rows) == set(CATALOGUE)
     for key, how in rows.items():
@@ -213,3 +264,67 @@ def test_slurm_pmi2_library_is_read_from_the_linker_cache():
             "\tlibpmi2.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpmi2.so.0\n")
     assert parse_pmi2_library(text) == "/lib/x86_64-linux-gnu/libpmi2.so.0"
     assert parse_pmi2_library(text.splitlines()[0]) is None
+
+
+# The production pairs' levels, on the real logs of a series over four
+# namespaced nodes of two sockets each (tests/data/logs/<family>_<pair>.txt).
+PAIR_LOGS = ["openmpi_ob1-vader+tcp", "openmpi_ucx-sm+tcp", "mpich_ucx-sm+tcp"]
+
+
+def edited_log(stem: str, edit) -> tuple:
+    path = DATA / "logs" / f"{stem}.txt"
+    text = edit(path.read_text())
+    ranks = [RankPlacement(int(r), h, frozenset())
+             for r, h in re.findall(r"^SENTINEL_AFFINITY rank=(\d+) host=(\S+)", text, re.M)]
+    return observe(text), Levels.of([ranks])
+
+
+@pytest.mark.parametrize("stem", PAIR_LOGS)
+def test_a_pair_is_proven_on_both_levels_of_its_own_log(stem):
+    family, name = stem.split("_", 1)
+    sel, levels = read_log(DATA / "logs" / f"{stem}.txt")
+    assert levels.shares and levels.spans == "m1, m2, m3, m4"
+    assert problems(lookup(family, name), sel, levels) == []
+
+
+def test_on_node_traffic_over_the_network_fails_the_pair_naming_the_level():
+    # a wrapper that drops vader from the BTLs: every peer over tcp
+    sel, levels = edited_log("openmpi_ob1-vader+tcp",
+                             lambda t: t.replace("Using vader btl", "Using tcp btl"))
+    assert problems(lookup("openmpi", "ob1-vader+tcp"), sel, levels) == [
+        "requested on-node traffic over btl=vader, the run used btl=tcp",
+        "ranks shared a node (ranks 0, 1 on m1), but no on-node traffic went over vader"]
+
+
+def test_off_node_traffic_over_shared_memory_fails_the_pair():
+    # what UCX does where two "nodes" share one kernel: no tcp endpoint at all
+    sel, levels = edited_log("mpich_ucx-sm+tcp", lambda t: "\n".join(
+        line for line in t.splitlines() if "tcp/" not in line))
+    assert problems(lookup("mpich", "ucx-sm+tcp"), sel, levels) == [
+        "the ranks ran on m1, m2, m3, m4, but no traffic between them went over tcp"]
+
+
+def test_off_node_traffic_over_another_network_fails_the_pair():
+    sel, levels = edited_log("openmpi_ucx-sm+tcp",
+                             lambda t: t.replace("tag(tcp/eth0)", "tag(ud_verbs/mlx5_0:1)"))
+    assert problems(lookup("openmpi", "ucx-sm+tcp"), sel, levels) == [
+        "requested UCX sm on the node and tcp off it (cma, knem, posix, sysv, tcp, xpmem), "
+        "UCX used ud_verbs",
+        "the ranks ran on m1, m2, m3, m4, but no traffic between them went over tcp"]
+
+
+def test_a_shared_memory_transport_whose_ranks_spanned_nodes_fails_naming_them():
+    sel = observe((DATA / "logs" / "openmpi_ob1-vader.txt").read_text())
+    t = lookup("openmpi", "ob1-vader")
+    assert problems(t, sel, Levels("ranks 0, 1 on m1", "")) == []
+    assert problems(t, sel, Levels("", "m1, m2")) == [
+        "ob1-vader carries traffic within a node only (shared memory), but the ranks ran on "
+        "m1, m2"]
+
+
+def test_a_pair_on_one_level_only_is_not_asked_for_the_other():
+    sel, levels = read_log(DATA / "logs" / "openmpi_ob1-vader.txt")
+    assert problems(lookup("openmpi", "ob1-vader+tcp"), sel, Levels("ranks 0, 1 on n1", "")) \
+        == []
+    assert problems(lookup("openmpi", "ob1-vader+tcp"), sel, Levels("", "n1, n2")) == [
+        "the ranks ran on n1, n2, but no traffic between them went over tcp"]

@@ -7,6 +7,7 @@ nodes.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -226,10 +227,44 @@ def placement_problems(mapping: str, ranks: Sequence[RankPlacement],
         out.append(f"ranks 0 and 1 share core {cores[0]}")
     sockets = [_one_of(r.cpus, topo.socket_of) for r in pair]
     if mapping == "core" and sockets[0] != sockets[1]:
-        out.append(f"mapping core: ranks on different sockets {sockets}")
+        out.append(f"mapping core: rank 0 on socket {sockets[0]}, rank 1 on socket "
+                   f"{sockets[1]}; both belong on one")
     if mapping == "socket" and (None in sockets or sockets[0] == sockets[1]):
-        out.append(f"mapping socket: ranks not on two different sockets {sockets}")
+        where = (f"both on socket {sockets[0]}" if sockets[0] is not None
+                 and sockets[0] == sockets[1] else
+                 f"on sockets {', '.join('?' if s is None else str(s) for s in sockets)}")
+        out.append(f"mapping socket: ranks 0 and 1 {where}, not on two different sockets")
     return out
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Which levels of the machine a job's launches put ranks on.
+
+    ``shares``: where two ranks shared a node (``ranks 0, 1 on m1``), ``''``
+    if none did; ``spans``: the nodes of a launch whose ranks ran on more
+    than one (``m1, m2``), ``''`` if none.
+    """
+
+    shares: str
+    spans: str
+
+    @classmethod
+    def of(cls, launches: Sequence[Sequence[RankPlacement]]) -> Levels:
+        """The levels of ``launches``, each the placement of its ranks."""
+        shares = spans = ""
+        for ranks in launches:
+            per_host: dict[str, list[int]] = {}
+            for r in sorted(ranks, key=lambda r: r.rank):
+                per_host.setdefault(r.host, []).append(r.rank)
+            crowded = [(h, rs) for h, rs in per_host.items() if len(rs) > 1]
+            if crowded and not shares:
+                host, rs = crowded[0]
+                shares = f"ranks {', '.join(map(str, rs[:4]))}{', ...' if len(rs) > 4 else ''} " \
+                         f"on {host}"
+            if len(per_host) > 1 and not spans:
+                spans = ", ".join(sorted(per_host))
+        return cls(shares, spans)
 
 
 @dataclass(frozen=True)
@@ -313,9 +348,39 @@ def series_placement_problems(mapping: str, ranks: Sequence[RankPlacement], per_
     if cores_per_rank == 1 and crowded:
         if topo is None:
             return out + ["processor topology unknown: cannot validate binding"]
+        unbound = [r for r in crowded if _one_of(r.cpus, topo.core_of) is None]
         out += [f"rank {r.rank} on {r.host} is not bound to one core (cpus {sorted(r.cpus)})"
-                for r in crowded if _one_of(r.cpus, topo.core_of) is None]
+                for r in unbound]
+        if not unbound and mapping in ("core", "socket"):
+            out += [p for host, rs in per_host.items() if len(rs) > 1
+                    for p in _socket_problems(mapping, host, rs, topo)]
     return out
+
+
+def _socket_problems(mapping: str, host: str, ranks: Sequence[RankPlacement],
+                     topo: Topology) -> list[str]:
+    """Whether one host's ranks (each on one core) sit on its sockets as ``mapping`` asks.
+
+    ``socket``: spread evenly over the sockets (cyclic); ``core``: packed
+    onto as few sockets as their cores need (block).
+    """
+    by_socket: dict[int, list[int]] = {s: [] for s in sorted(set(topo.socket_of.values()))}
+    for r in ranks:
+        socket = _one_of(r.cpus, topo.socket_of)
+        by_socket.setdefault(-1 if socket is None else socket, []).append(r.rank)
+    detail = "; ".join(f"socket {s}: " + (", ".join(map(str, rs)) if rs else "none")
+                       for s, rs in by_socket.items())
+    counts = [len(rs) for rs in by_socket.values()]
+    if mapping == "socket" and max(counts) - min(counts) > 1:
+        return [f"mapping socket: the {len(ranks)} ranks on {host} are not spread evenly "
+                f"over its sockets (ranks by socket: {detail})"]
+    cores_per_socket = max(Counter(topo.socket_of[c] for c in set(topo.core_of)).values())
+    need = -(-len(ranks) // cores_per_socket)
+    used = sum(1 for n in counts if n)
+    if mapping == "core" and used > need:
+        return [f"mapping core: the {len(ranks)} ranks on {host} use {used} sockets, "
+                f"{need} hold them (ranks by socket: {detail})"]
+    return []
 
 
 def prefix_span_problems(ranks: Sequence[RankPlacement], per_node: int,

@@ -1,9 +1,16 @@
 """The transport catalogue: named transport settings per MPI family.
 
 A transport is pure data: the environment variables that select it, the ones
-that make the library say what it selected, whether it can only carry
-traffic inside one node, and what the library's own log must show for the
-run to count as having used it. A transport over IP (tcp, sockets) also
+that make the library say what it selected, the path that carries traffic
+between ranks of one node and the one between nodes (none for shared
+memory: it cannot cross nodes), and what the library's own log must show
+for the run to count as having used it. A *production pair* is what a site
+runs across nodes: shared memory on the node and the network off it,
+named ``<on-node>+<off-node>`` (``ob1-vader+tcp``, ``ucx-sm+rc``; Intel MPI's
+``shm-ofi-<provider>``, its ``I_MPI_FABRICS=shm:ofi``). An environment
+offers a pair where it offers both halves (``ob1-vader`` and ``ob1-tcp``):
+the pair's features are its halves' (:attr:`Transport.features`), since a
+ReFrame feature cannot hold ``+``. A transport over IP (tcp, sockets) also
 knows the variables that name its network interface: an environment that
 declares ``<name>-<interface>`` (``ob1-tcp-ib0``, ``ofi-tcp-br0``) gets
 that transport pinned to the interface (:func:`lookup`). Environment variables (not launcher flags)
@@ -47,7 +54,7 @@ UCX_CLASSES: Mapping[str, frozenset[str]] = MappingProxyType({
     "ud": frozenset({"ud_verbs", "ud_mlx5"}),
 })
 #: UCX classes that cross nodes (the others are shared memory).
-_UCX_NETWORK = ("tcp", "rc", "dc", "ud")
+UCX_NETWORK = ("tcp", "rc", "dc", "ud")
 #: An interface name as a ReFrame feature can spell it (``ib0``, ``hsn0``).
 _INTERFACE = re.compile(r"^[A-Za-z0-9_]+$")
 
@@ -69,8 +76,11 @@ class Transport:
     env: Mapping[str, str]
     #: Environment variables that make the library log its selection.
     probe_env: Mapping[str, str]
-    #: True when the transport cannot cross nodes (shared memory).
-    intra_node: bool
+    #: The path between ranks of one node, as the library's log names it
+    #: (a BTL, a UCX class, ``ofi:<provider>``, ``shm``).
+    on_node: str
+    #: The path between nodes; ``''`` when it cannot cross nodes (shared memory).
+    off_node: str
     #: What the library's log must show: keys of :class:`Selection` -> value.
     expect: Mapping[str, str] = field(default_factory=dict)
     #: Variables that take the network interface (tcp, sockets); empty when
@@ -80,11 +90,32 @@ class Transport:
     logs_interface: bool = False
     #: The interface this entry is pinned to (``''``: the library's choice).
     interface: str = ""
+    #: A pair's halves: the catalogue names whose features an environment
+    #: declares to offer it (``()``: the entry's own name).
+    halves: tuple[str, ...] = ()
+    #: The :class:`Selection` signal that names the path to each peer, for
+    #: a pair (``btl``, ``ucx``); ``''`` where the log does not tell.
+    path_key: str = ""
 
     @property
     def key(self) -> str:
         """``family/name``, unique across the catalogue."""
         return f"{self.family}/{self.name}"
+
+    @property
+    def intra_node(self) -> bool:
+        """True when the transport cannot cross nodes (shared memory)."""
+        return not self.off_node
+
+    @property
+    def is_pair(self) -> bool:
+        """Whether on-node and off-node traffic take different paths (a production pair)."""
+        return bool(self.off_node) and self.on_node != self.off_node
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The environment features that offer it: its name, or a pair's halves."""
+        return self.halves or (self.name,)
 
     def run_env(self) -> dict[str, str]:
         """Everything to export for a run: the selection plus its probes."""
@@ -99,39 +130,67 @@ class Transport:
 
 
 def _openmpi() -> list[Transport]:
-    def ob1(btl: str, intra: bool) -> Transport:
+    probe = {**_OMPI_PML_PROBE, "OMPI_MCA_btl_base_verbose": "100"}
+    tcp_if = ("OMPI_MCA_btl_tcp_if_include",)
+
+    def ob1(btl: str) -> Transport:
         tcp = btl == "tcp"
         return Transport(
-            "openmpi", f"ob1-{btl}",
-            {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": f"self,{btl}"},
-            {**_OMPI_PML_PROBE, "OMPI_MCA_btl_base_verbose": "100"},
-            intra, {"pml": "ob1", "btl": btl},
-            ("OMPI_MCA_btl_tcp_if_include",) if tcp else (), tcp,
+            "openmpi", f"ob1-{btl}", {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": f"self,{btl}"},
+            probe, btl, btl if tcp else "", {"pml": "ob1", "btl": btl},
+            tcp_if if tcp else (), tcp,
         )
 
-    def ucx(tls: str) -> Transport:
-        # Open MPI's pml ucx only accepts Mellanox devices by default.
+    def ob1_pair(sm: str) -> Transport:
         return Transport(
-            "openmpi", f"ucx-{tls}",
+            "openmpi", f"ob1-{sm}+tcp", {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": f"self,{sm},tcp"},
+            probe, sm, "tcp", {"pml": "ob1"}, tcp_if, True,
+            halves=(f"ob1-{sm}", "ob1-tcp"), path_key="btl",
+        )
+
+    def ucx(tls: str, on: str = "") -> Transport:
+        # Open MPI's pml ucx only accepts Mellanox devices by default.
+        on = on or tls
+        return Transport(
+            "openmpi", _ucx_name(tls, on),
             {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any",
-             "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": f"{tls},self"},
-            {**_OMPI_PML_PROBE, **_UCX_PROBE},
-            tls not in _UCX_NETWORK, {"pml": "ucx", "ucx": tls}, *_ucx_interface(tls),
+             "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": _ucx_tls(tls, on)},
+            {**_OMPI_PML_PROBE, **_UCX_PROBE}, on, tls if tls in UCX_NETWORK else "",
+            {"pml": "ucx"} if on != tls else {"pml": "ucx", "ucx": tls},
+            *_ucx_interface(tls), **_ucx_pair(tls, on),
         )
 
     def ofi(provider: str) -> Transport:
+        # the provider carries on-node traffic too (libfabric has no shm BTL beside cm)
+        path = f"ofi:{provider}"
         return Transport(
             "openmpi", f"ofi-{provider}",
             {"OMPI_MCA_pml": "cm", "OMPI_MCA_mtl": "ofi",
              "OMPI_MCA_mtl_ofi_provider_include": provider},
             {**_OMPI_PML_PROBE, "OMPI_MCA_mtl_ofi_verbose": "1"},
-            False, {"pml": "cm", "ofi": provider}, _ofi_interface(provider),
+            path, path, {"pml": "cm", "ofi": provider}, _ofi_interface(provider),
         )
 
     # 'vader' is Open MPI 4's shared-memory BTL; Open MPI 5 renamed it 'sm'.
-    return [ob1("tcp", False), ob1("vader", True), ob1("sm", True),
+    return [ob1("tcp"), ob1("vader"), ob1("sm"), ob1_pair("vader"), ob1_pair("sm"),
             *(ucx(tls) for tls in UCX_CLASSES),
+            *(ucx(tls, "sm") for tls in UCX_NETWORK),
             *(ofi(p) for p in OFI_PROVIDERS)]
+
+
+def _ucx_name(tls: str, on: str) -> str:
+    """``ucx-tcp``, or for a pair ``ucx-sm+tcp``."""
+    return f"ucx-{tls}" if on == tls else f"ucx-{on}+{tls}"
+
+
+def _ucx_tls(tls: str, on: str) -> str:
+    """``UCX_TLS`` of a UCX transport: its classes, then ``self``."""
+    return f"{tls},self" if on == tls else f"{on},{tls},self"
+
+
+def _ucx_pair(tls: str, on: str) -> dict:
+    """A UCX pair's halves and the signal that names each endpoint's path."""
+    return {} if on == tls else {"halves": (f"ucx-{on}", f"ucx-{tls}"), "path_key": "ucx"}
 
 
 def _ucx_interface(tls: str) -> tuple[tuple[str, ...], bool]:
@@ -147,42 +206,50 @@ def _ofi_interface(provider: str) -> tuple[str, ...]:
 def _mpich() -> list[Transport]:
     probe = {"MPIR_CVAR_DEBUG_SUMMARY": "1"}
 
-    def ucx(tls: str) -> Transport:
+    def ucx(tls: str, on: str = "") -> Transport:
+        on = on or tls
         return Transport(
-            "mpich", f"ucx-{tls}", {"UCX_TLS": f"{tls},self"},
-            {**probe, **_UCX_PROBE}, tls not in _UCX_NETWORK,
-            {"netmod": "ucx", "ucx": tls}, *_ucx_interface(tls),
+            "mpich", _ucx_name(tls, on), {"UCX_TLS": _ucx_tls(tls, on)},
+            {**probe, **_UCX_PROBE}, on, tls if tls in UCX_NETWORK else "",
+            {"netmod": "ucx"} if on != tls else {"netmod": "ucx", "ucx": tls},
+            *_ucx_interface(tls), **_ucx_pair(tls, on),
         )
 
     def ofi(provider: str) -> Transport:
+        path = f"ofi:{provider}"
         return Transport(
             "mpich", f"ofi-{provider}",
             {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": provider},
-            {**probe, "MPIR_CVAR_CH4_OFI_CAPABILITY_SETS_DEBUG": "1"}, False,
+            {**probe, "MPIR_CVAR_CH4_OFI_CAPABILITY_SETS_DEBUG": "1"}, path, path,
             {"netmod": "ofi", "ofi": provider}, _ofi_interface(provider),
         )
 
     return [*(ucx(tls) for tls in UCX_CLASSES),
+            *(ucx(tls, "sm") for tls in UCX_NETWORK),
             *(ofi(p) for p in OFI_PROVIDERS)]
 
 
 def _intelmpi() -> list[Transport]:
     probe = {"I_MPI_DEBUG": "5"}
-    out = [Transport("intelmpi", "shm", {"I_MPI_FABRICS": "shm"}, probe, True,
+    out = [Transport("intelmpi", "shm", {"I_MPI_FABRICS": "shm"}, probe, "shm", "",
                      {"fabrics": "shm", "ofi": ""})]
     for p in INTEL_OFI_PROVIDERS:
         sel = {"I_MPI_OFI_PROVIDER": p}
+        path = f"ofi:{p}"
         # Intel MPI prints the interface each rank uses in its NIC pinning table.
         iface = _ofi_interface(p)
         out.append(Transport("intelmpi", f"ofi-{p}",
                              {"I_MPI_FABRICS": "ofi", **sel}, probe,
-                             p == "shm", {"fabrics": "ofi", "ofi": p}, iface, bool(iface)))
+                             path, "" if p == "shm" else path,
+                             {"fabrics": "ofi", "ofi": p}, iface, bool(iface)))
         if p != "shm":
-            # Spelled without the colon of I_MPI_FABRICS=shm:ofi so that the
-            # name is a valid ReFrame feature and test-name component.
+            # The production pair, spelled without the colon of
+            # I_MPI_FABRICS=shm:ofi (a name the detection and sites already
+            # declare as one feature); Intel MPI's log does not name the path
+            # of each peer, only the fabrics and the provider.
             out.append(Transport("intelmpi", f"shm-ofi-{p}",
-                                 {"I_MPI_FABRICS": "shm:ofi", **sel}, probe,
-                                 False, {"fabrics": "shm:ofi", "ofi": p}, iface, bool(iface)))
+                                 {"I_MPI_FABRICS": "shm:ofi", **sel}, probe, "shm", path,
+                                 {"fabrics": "shm:ofi", "ofi": p}, iface, bool(iface)))
     return out
 
 
@@ -201,9 +268,12 @@ def on_interface(transport: Transport, interface: str) -> Transport:
                             "and '_' only (it is part of a ReFrame feature name)")
     expect = {**transport.expect, "interface": interface} if transport.logs_interface \
         else transport.expect
+    halves = tuple(f"{h}-{interface}" if lookup(transport.family, h).interface_vars else h
+                   for h in transport.halves)
     return replace(transport, name=f"{transport.name}-{interface}",
                    env={**transport.env, **dict.fromkeys(transport.interface_vars, interface)},
-                   expect=expect, interface_vars=(), logs_interface=False, interface=interface)
+                   expect=expect, interface_vars=(), logs_interface=False, interface=interface,
+                   halves=halves)
 
 
 def lookup(family: str, name: str) -> Transport:
@@ -242,7 +312,9 @@ def declared(features: set[str]) -> list[Transport]:
     """The transports an environment with ``features`` offers, in key order.
 
     The features name the family (``openmpi``) and each transport
-    (``ob1-vader``, ``ob1-tcp-ib0``); other features are not transports.
+    (``ob1-vader``, ``ob1-tcp-ib0``); other features are not transports. A
+    production pair is offered where both its halves are (``ob1-vader`` and
+    ``ob1-tcp-ib0`` offer ``ob1-vader+tcp-ib0``).
     """
     out = {}
     for family in set(FAMILIES) & features:
@@ -252,7 +324,25 @@ def declared(features: set[str]) -> list[Transport]:
             except SentinelError:
                 continue
             out[t.key] = t
+        for pair in _pairs(family, {t.name for t in out.values()}):
+            out[pair.key] = pair
     return [out[k] for k in sorted(out)]
+
+
+def _pairs(family: str, offered: set[str]) -> list[Transport]:
+    """The production pairs of ``family`` whose halves are both among ``offered``."""
+    out = []
+    for t in CATALOGUE.values():
+        if t.family != family or not t.halves or t.name in offered:
+            continue
+        on, off = t.halves
+        if on not in offered:
+            continue
+        if off in offered:
+            out.append(t)
+        out += [on_interface(t, name[len(off) + 1:]) for name in sorted(offered)
+                if t.interface_vars and name.startswith(f"{off}-")]
+    return out
 
 
 def names(family: str) -> list[str]:

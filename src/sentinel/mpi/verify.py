@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sentinel.mpi.placement import Levels
 from sentinel.mpi.transports import UCX_CLASSES, Transport
 
 _PML = re.compile(r"selected (\w+) best priority")
 _BML = re.compile(r"mca: bml: Using (\w+) btl for send to")
+# "[m1:06541] mca: bml: Using tcp btl for send to [[63987,32565],2] on node m2":
+# the sender's host (opal_output's prefix) and the peer's (from the runtime)
+_BML_PEER = re.compile(r"^\[([^\]:\s]+):\d+\] mca: bml: Using (\w+) btl for send to "
+                       r"\S+ on node (\S+)", re.MULTILINE)
 # UCX up to 1.14: "ep_cfg[1]: tag(rc_mlx5/mlx5_0:1)"; from 1.15: "<context>
 # inter-node cfg#6 tag(rc_mlx5/mlx5_0:1)" (openucx/ucx ucp_worker.c, ucp_ep.c)
 _UCX_EP = re.compile(r"(?:ep_cfg\[\d+\]:|(?:self|intra-node|inter-node) cfg#\d+) tag\(([^)]*)\)")
@@ -42,6 +47,9 @@ class Selection:
     netmod: set[str] = field(default_factory=set)
     #: Network interfaces an IP transport used.
     interface: set[str] = field(default_factory=set)
+    #: BTLs Open MPI used to a peer on the sender's node, and to a peer on another.
+    btl_on_node: set[str] = field(default_factory=set)
+    btl_off_node: set[str] = field(default_factory=set)
 
     def describe(self) -> str:
         """A compact 'pml=ob1 btl=tcp' summary of what was seen."""
@@ -54,6 +62,10 @@ def observe(text: str) -> Selection:
     sel = Selection()
     sel.pml.update(_PML.findall(text))
     sel.btl.update(b for b in _BML.findall(text) if b != "self")
+    for sender, btl, peer in _BML_PEER.findall(text):
+        if btl != "self":
+            same = _short(sender) == _short(peer)
+            (sel.btl_on_node if same else sel.btl_off_node).add(btl)
     for lanes in _UCX_EP.findall(text):
         tls = [lane.split("/")[0] for lane in lanes.split()]
         if "self" not in tls:  # skip the loopback endpoint to the rank itself
@@ -74,6 +86,11 @@ def observe(text: str) -> Selection:
     return sel
 
 
+def _short(host: str) -> str:
+    """A host name without its domain (the runtime and gethostname may differ there)."""
+    return host.split(".", 1)[0]
+
+
 def _ucx_problem(expected: str, seen: set[str]) -> str | None:
     allowed = UCX_CLASSES[expected]
     if not seen:
@@ -84,8 +101,67 @@ def _ucx_problem(expected: str, seen: set[str]) -> str | None:
     return None
 
 
-def problems(transport: Transport, sel: Selection) -> list[str]:
-    """Mismatches between what ``transport`` expects and what was selected."""
+def problems(transport: Transport, sel: Selection, levels: Levels | None = None) -> list[str]:
+    """Mismatches between what ``transport`` expects and what was selected.
+
+    ``levels`` (where the ranks ran) adds the checks of each level: a
+    transport that cannot cross nodes whose ranks spanned nodes, and for a
+    production pair, the path of on-node and of off-node traffic.
+    """
+    out = _family_problems(transport, sel)
+    if levels is not None and transport.intra_node and levels.spans:
+        out.append(f"{transport.name} carries traffic within a node only (shared memory), "
+                   f"but the ranks ran on {levels.spans}")
+    if transport.path_key:
+        out += _pair_problems(transport, sel, levels)
+    return out
+
+
+#: The words for each level in messages.
+_ON, _OFF = "on-node", "off-node"
+
+
+def _pair_problems(t: Transport, sel: Selection, levels: Levels | None) -> list[str]:
+    """The path of each level of a production pair, as the library's log shows it."""
+    if t.path_key == "btl":
+        if not sel.btl:
+            return [f"requested btl={t.on_node} on the node and btl={t.off_node} off it, "
+                    "the library logged no btl selection"]
+        if sel.btl_on_node or sel.btl_off_node:
+            seen = {_ON: sel.btl_on_node, _OFF: sel.btl_off_node}
+            out = [f"requested {level} traffic over btl={want}, the run used "
+                   f"btl={','.join(sorted(seen[level] - {want}))}"
+                   for level, want in ((_ON, t.on_node), (_OFF, t.off_node))
+                   if seen[level] - {want}]
+        else:  # a log without the senders' hosts: no level is known
+            seen = {_ON: sel.btl, _OFF: sel.btl}
+            stray = sel.btl - {t.on_node, t.off_node}
+            out = [f"requested btl={t.on_node} on the node and btl={t.off_node} off it, the "
+                   f"run used btl={','.join(sorted(stray))}"] if stray else []
+        used = {_ON: t.on_node in seen[_ON], _OFF: t.off_node in seen[_OFF]}
+    else:
+        allowed = UCX_CLASSES[t.on_node] | UCX_CLASSES[t.off_node]
+        if not sel.ucx:
+            return ["UCX logged no endpoint to a peer (no 'ep_cfg' line)"]
+        stray = sel.ucx - allowed
+        out = [f"requested UCX {t.on_node} on the node and {t.off_node} off it "
+               f"({', '.join(sorted(allowed))}), UCX used {', '.join(sorted(stray))}"] \
+            if stray else []
+        # UCX 1.13 does not name an endpoint's peer: a level is proven by its class
+        used = {_ON: bool(sel.ucx & UCX_CLASSES[t.on_node]),
+                _OFF: bool(sel.ucx & UCX_CLASSES[t.off_node])}
+    if levels is not None:
+        if levels.shares and not used[_ON]:
+            out.append(f"ranks shared a node ({levels.shares}), but no on-node traffic went "
+                       f"over {t.on_node}")
+        if levels.spans and not used[_OFF]:
+            out.append(f"the ranks ran on {levels.spans}, but no traffic between them went "
+                       f"over {t.off_node}")
+    return out
+
+
+def _family_problems(transport: Transport, sel: Selection) -> list[str]:
+    """What the library as a whole selected (pml, netmod, fabrics, provider, interface)."""
     out = []
     for key, expected in transport.expect.items():
         seen: set[str] = getattr(sel, key)

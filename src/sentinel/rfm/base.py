@@ -15,6 +15,7 @@ the way becomes one clear ``SanityError``, here and nowhere else.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -34,10 +35,10 @@ from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems, resolved
 from sentinel.mpi.placement import (
     MAPPINGS,
+    Levels,
     RankPlacement,
     Topology,
     launcher_settings,
-    parse_cpu_list,
     placement_problems,
     scheduler_options,
     tasks_per_node,
@@ -57,6 +58,7 @@ from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complet
 from sentinel.rfm import offered, reframe_fixes, series
 from sentinel.rfm.build import BuildFixture, RecordsSkip
 from sentinel.rfm.cmdline import option_values, setvar_values
+from sentinel.rfm.threads import ranks_of
 from sentinel.rfm.variants import variant_name
 
 #: Where the job writes ``ldd`` of the benchmark (in the stage directory).
@@ -233,6 +235,13 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     #: :default: ``{}`` (set by sanity)
     unresolved = variable(typ.Dict[str, str], value={}, loggable=True)
 
+    #: Why the launches hold fewer nodes or ranks than the partition does,
+    #: when they do (a transport that cannot cross nodes, a node's memory).
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''``
+    span_note = variable(str, value="", loggable=True)
+
     #: The interval of each performance value that has one, ``[low, high]``
     #: in the value's unit (about 95 %: a fit's confidence interval, the
     #: order-statistics interval of a median over the samples): stored in
@@ -272,6 +281,16 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     #: excludes (``-spack``), in ReFrame's feature syntax.
     environ_features: str = ""
 
+    #: Whether the check runs two ranks (``core``: on two cores of one
+    #: socket; ``socket``: one on each of two sockets; ``node``: one on each
+    #: of two nodes), not a node's worth or a series.
+    rank_pair: bool = True
+
+    #: Whether the check's launches may span nodes with several ranks on
+    #: each (the series and spanning checks): a transport that cannot cross
+    #: nodes is held to one node there, and the production pairs run there.
+    spans_nodes: bool = False
+
     #: What the check reports: each performance variable's name, unit and
     #: direction, and the levels of its reference index (set by each family).
     spec: CheckSpec
@@ -295,7 +314,8 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     def transport_info(self) -> Transport:
         """The catalogue entry of :attr:`transport` (a series job: its family, no settings)."""
         if self.is_series:
-            return Transport(self.transport.split("/", 1)[0], series.SERIES, {}, {}, False)
+            return Transport(self.transport.split("/", 1)[0], series.SERIES, {}, {},
+                             series.SERIES, series.SERIES)
         return resolve(self.transport)
 
     @property
@@ -305,8 +325,22 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
 
     @property
     def in_series(self) -> bool:
-        """Whether this transport's launch belongs to a series job."""
-        return self.pack_transports and not self.is_series
+        """Whether this transport's launch belongs to a series job.
+
+        Not a transport that cannot cross nodes in a check whose launches
+        span them: it is held to one node (:meth:`held_to_one_node`), so its
+        launches are not the series job's; it runs a job of its own.
+        """
+        return self.pack_transports and not self.is_series and not self.held_to_one_node
+
+    @property
+    def held_to_one_node(self) -> bool:
+        """Whether the transport cannot cross nodes where this check's launches would."""
+        return self.spans_nodes and not self.is_series and self.transport_info.intra_node
+
+    def mixes_levels(self) -> bool:
+        """Whether the launches put ranks both on one node and on several (a pair's use)."""
+        return self.spans_nodes and self.mapping != "node"
 
     @property
     def from_series(self) -> bool:
@@ -361,7 +395,11 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
                          f"{self.transport} is not in {type(self).__name__}.transports")
             self.skip_if(t.intra_node and self.mapping == "node",
                          f"{t.name} is shared memory: it cannot carry traffic between nodes")
-            features = (f"+{t.family}", f"+{t.name}")
+            self.skip_if(t.is_pair and bool(t.halves) and not self.mixes_levels(),
+                         f"{t.name} differs from its halves only where ranks share a node and "
+                         f"span nodes at once; {type(self).__name__} with mapping "
+                         f"{self.mapping} runs one level: {' and '.join(t.halves)} measure it")
+            features = (f"+{t.family}", *(f"+{f}" for f in t.features))
         self.valid_prog_environs = [" ".join(filter(None, (*features, self.environ_features)))]
         self.num_tasks_per_node = tasks_per_node(self.mapping)
         if self.in_series:
@@ -393,6 +431,11 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         if self.mapping in ("core", "socket") and cpus is not None:
             self.skip_if(cpus < 2, f"mapping {self.mapping} puts 2 ranks on one node; "
                                    f"partition {part.fullname} has {cpus} CPU per node")
+        per_socket = part.processor.num_cores_per_socket
+        if self.rank_pair and self.mapping == "core" and per_socket is not None:
+            self.skip_if(per_socket < 2, f"mapping core puts 2 ranks on two cores of one "
+                                         f"socket; partition {part.fullname} has "
+                                         f"{per_socket} core per socket")
         if self.mapping == "socket":
             sockets = part.processor.num_sockets
             if sockets is None:
@@ -468,7 +511,8 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         """The transports a series job runs: its family's, offered by this environment."""
         return [t for t in declared(set(self.current_environ.features))
                 if t.family == self.transport_info.family
-                and not (t.intra_node and self.mapping == "node")
+                and not (t.intra_node and (self.mapping == "node" or self.spans_nodes))
+                and not (t.is_pair and t.halves and not self.mixes_levels())
                 and (not self.transports or t.key in self.transports)]
 
     def wrap_series(self) -> None:
@@ -590,11 +634,12 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             # A binary of another MPI is the cause of what its job then shows
             # (singleton ranks, a failed start): said first.
             self.verify_linkage(missing_ok=True)
-            self.verify_job_end()
+            self.verify_one_node()
+            hang = self.verify_job_end()
             self.verify_linkage()
             out = self.read_output()
             self.verify_world(out)
-            self.verify_transport()
+            self.verify_transport(out)
             self.verify_placement(out)
             values = self.analyse(out)
             self.values = dict(values)  # plain: ReFrame encodes it to JSON
@@ -602,6 +647,8 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             self.intervals = {name: list(lo_hi)
                               for name, lo_hi in getattr(values, "intervals", {}).items()}
             self.require_variables()
+            if hang:
+                raise SentinelError(hang)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         return True
@@ -665,15 +712,25 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         """The records with the world size and each rank's affinity (the output itself)."""
         return out
 
-    def verify_job_end(self) -> None:
-        """Fail naming the cause when the job was killed, crashed or could not start."""
+    def verify_job_end(self) -> str:
+        """Fail naming the cause when the job was killed, crashed or could not start.
+
+        Ranks that printed every result and then hung in MPI_Finalize are
+        the one exception: the message is returned, and raised once the
+        rest of the sanity path (transport, placement, values) has run, so
+        that a finalize deadlock does not hide what else the run shows.
+        """
         causes = job_end_causes(self.job_output_text(), self.bench, self.launches())
         if self.from_series:
             causes = self.series_causes() + causes
-        if causes:
-            if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
-                causes.append(MPICH_FINALIZE_NOTE)
-            raise SentinelError(job_end_message(causes, self.time_limit))
+        if not causes:
+            return ""
+        if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
+            causes.append(MPICH_FINALIZE_NOTE)
+        message = job_end_message(causes, self.time_limit)
+        if any(FINALIZE_HANG in c for c in causes):
+            return message
+        raise SentinelError(message)
 
     def verify_linkage(self, missing_ok: bool = False) -> None:
         """Fail unless the binary ran with the environment's MPI library.
@@ -720,15 +777,53 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
                     text += fp.read()
         return text
 
-    def verify_transport(self) -> None:
-        """Fail unless the library's log proves the requested transport."""
+    def verify_transport(self, out) -> None:
+        """Fail unless the library's log proves the requested transport at every level.
+
+        Where the ranks ran (:meth:`launch_placements`) says which levels
+        the traffic had to cross: a pair's on-node and off-node paths are
+        each proven, and a transport that cannot cross nodes fails if its
+        ranks did.
+        """
         sel = observe(self.job_output_text())
         self.transport_selected = sel.describe()
-        issues = problems(self.transport_info, sel)
+        levels = Levels.of(self.launch_placements(out))
+        issues = problems(self.transport_info, sel, levels)
         if issues:
             raise SentinelError(
                 f"transport {self.transport} not verified: " + "; ".join(issues)
             )
+
+    def launch_placements(self, out) -> list[list[RankPlacement]]:
+        """Where the ranks of each launch ran (the affinity lines of each)."""
+        launches = out.values() if isinstance(out, dict) else [out]
+        return [ranks_of(self.placement_records(o)) for o in launches]
+
+    def verify_one_node(self) -> None:
+        """Fail first, naming it, when a transport that cannot cross nodes was made to.
+
+        A launcher wrapper or option that spreads its ranks makes the library
+        abort (unreachable peers); the job's end would only say that a task
+        died. Proven by the hosts the ranks reported, or where none could
+        report, by the nodes of a job whose launch failed.
+        """
+        t = self.transport_info
+        if not t.intra_node or self.is_series:
+            return
+        try:
+            _, text = self.stdout_text()
+        except OSError:
+            return
+        hosts = sorted(set(AFFINITY_HOST.findall(text)))
+        nodes = self.job_nodes().split(",") if self.job_nodes() else []
+        failed = bool(job_end_causes(self.job_output_text(), self.bench, self.launches()))
+        where = (f"its ranks ran on {', '.join(hosts)}" if len(hosts) > 1 else
+                 f"the job ran on nodes {', '.join(nodes)} and its launch failed"
+                 if len(nodes) > 1 and failed else "")
+        if where:
+            raise SentinelError(f"{t.name} carries traffic within a node only (shared "
+                                f"memory), but {where}: a launcher option or wrapper spread "
+                                "the ranks over nodes")
 
     def verify_world(self, out) -> None:
         """Fail unless the benchmark saw the number of ranks that was launched.
@@ -744,9 +839,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
 
     def verify_placement(self, out) -> None:
         """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""
-        ranks = [RankPlacement(r.integer("rank"), r.text("host"),
-                               parse_cpu_list(r.text("cpus")))
-                 for r in self.placement_records(out).of("AFFINITY")]
+        ranks = ranks_of(self.placement_records(out))
         proc = self.current_partition.processor
         topo = None
         if proc.topology and proc.topology.get("cores") and proc.topology.get("sockets"):
@@ -754,6 +847,10 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         issues = placement_problems(self.mapping, ranks, topo)
         if issues:
             raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
+
+
+#: A rank's host in its affinity line, read from a job's stdout as it is.
+AFFINITY_HOST = re.compile(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", re.MULTILINE)
 
 
 class ProtocolSwitches(rfm.RegressionTestPlugin):

@@ -63,13 +63,6 @@ class RankSeries(rfm.RegressionTestPlugin):
     #: :type: :class:`int`
     max_nodes = variable(int, value=0)
 
-    #: Why the series stops short of what the partition holds, when it does
-    #: (a node's memory).
-    #:
-    #: :type: :class:`str`
-    #: :default: ``''``
-    series_note = variable(str, value="", loggable=True)
-
     #: Allow ``max_ranks`` beyond the partition's cores (ranks share cores).
     #:
     #: :type: :class:`bool`
@@ -93,6 +86,13 @@ class RankSeries(rfm.RegressionTestPlugin):
     #: series itself on prefixes of one world (IMB ``-npmin``) sets False.
     launch_per_count: bool = True
 
+    rank_pair = False
+    spans_nodes = True
+
+    def mixes_levels(self) -> bool:
+        """Ranks share a node unless one rank runs on each (mapping ``node``, one per node)."""
+        return self.mapping != "node" or self.ranks_per_node > 1
+
     def cores_per_rank(self) -> int:
         """Cores each rank takes (its threads)."""
         return 1
@@ -101,7 +101,7 @@ class RankSeries(rfm.RegressionTestPlugin):
     def plan_series(self) -> None:
         """The series' N, and the job's tasks and tasks per node for its largest."""
         part = self.current_partition
-        nodes = min(partition_nodes(part), self.max_nodes or partition_nodes(part))
+        nodes = node_span(self, self.max_nodes)
         cores = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
         per_node = (self.ranks_per_node or 1) if self.mapping == "node" else cores
         self.skip_if(not self.oversubscribe and per_node > cores,
@@ -140,8 +140,12 @@ class RankSeries(rfm.RegressionTestPlugin):
         self.job.num_tasks = n
         self.job.num_tasks_per_node = self.per_node_of(n)
         cmd = self.job.launcher.run_command(self.job)
-        if self.job.launcher.registered_name == "srun":  # steps smaller than the allocation
-            cmd += f" --ntasks={n} --cpus-per-task={self.cores_per_rank()}"
+        if self.job.launcher.registered_name == "srun":
+            # A step smaller than the allocation: srun would spread it over
+            # every node of the job, one rank each, whatever the mapping.
+            nodes = -(-n // self.per_node_of(n))
+            cmd += (f" --nodes={nodes} --ntasks={n} --ntasks-per-node={self.per_node_of(n)}"
+                    f" --cpus-per-task={self.cores_per_rank()}")
         return cmd
 
     def launches(self) -> int:
@@ -176,10 +180,10 @@ class RankSeries(rfm.RegressionTestPlugin):
     def verify_world(self, runs: dict[int, BenchOutput]) -> None:
         """Each launch's world: :meth:`split_series` found every N by the size it reports."""
 
-    def verify_transport(self) -> None:
+    def verify_transport(self, out) -> None:
         """The transport, unless the whole series is one rank (it talks to no one)."""
         if self.num_tasks > 1:
-            super().verify_transport()
+            super().verify_transport(out)
 
     def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
         """Every rank of every launch where the mapping puts it."""
@@ -202,6 +206,9 @@ class SpanNodes(rfm.RegressionTestPlugin):
     #: :type: :class:`int`
     nodes = variable(int, value=4)
 
+    rank_pair = False
+    spans_nodes = True
+
     def cores_per_rank(self) -> int:
         """Cores each rank takes (its threads)."""
         return 1
@@ -210,7 +217,7 @@ class SpanNodes(rfm.RegressionTestPlugin):
     def span_nodes(self) -> None:
         """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
         part = self.current_partition
-        nodes = min(self.nodes or partition_nodes(part), partition_nodes(part))
+        nodes = node_span(self, self.nodes)
         self.skip_if(self.mapping == "node" and nodes < 2,
                      f"mapping node needs 2 nodes; {nodes} of partition {part.fullname} asked")
         cores = max((part.processor.num_cpus or 1) // self.cores_per_rank(), 1)
@@ -232,6 +239,22 @@ class SpanNodes(rfm.RegressionTestPlugin):
             raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
 
 
+def node_span(test, asked: int) -> int:
+    """Nodes ``test``'s launches span: ``asked`` (0: all) of its partition's.
+
+    One for a transport that cannot cross nodes, saying so in ``span_note``;
+    a pair runs where ranks share nodes and span them.
+    """
+    part = test.current_partition
+    nodes = min(asked or partition_nodes(part), partition_nodes(part))
+    if test.held_to_one_node and nodes > 1:
+        t = test.transport_info
+        test.span_note = (f"{t.name} carries traffic within a node only (shared memory): held "
+                          f"to one node of the {nodes} asked; the production pairs cross nodes")
+        return 1
+    return nodes
+
+
 def node_memory_bytes(partition) -> int | None:
     """A node's memory: ``extras['memory_per_node_gib']``, this host's for the local scheduler.
 
@@ -249,7 +272,7 @@ def limit_series_to_memory(test) -> None:
     """Drop the launches of a weak-scaling Jacobi series whose grids do not fit a node.
 
     Skips, naming the sizes, where not even one rank fits; a series cut
-    short says so in :attr:`series_note`.
+    short says so in ``span_note``.
     """
     if test.scaling != "weak" or test.is_series:
         return
@@ -265,7 +288,8 @@ def limit_series_to_memory(test) -> None:
              "for the grids")
     test.skip_if(not fits, f"{where}: no launch fits (-S JacobiCheck.local_size to change L)")
     if fits != test.series:
-        test.series_note = f"{where}: the series stops at N = {fits[-1]}"
+        test.span_note = "; ".join(filter(None, [
+            test.span_note, f"{where}: the series stops at N = {fits[-1]}"]))
         test.series = fits
         test.num_tasks = fits[-1]
         test.num_tasks_per_node = min(test.num_tasks, test.num_tasks_per_node)

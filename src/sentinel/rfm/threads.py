@@ -114,6 +114,8 @@ class NodeSplits(rfm.RegressionTestPlugin):
     proven where it was asked to run.
     """
 
+    rank_pair = False
+
     @run_after("setup")
     def plan_splits(self) -> None:
         """The splits of one node of the partition; the job holds the whole node."""
