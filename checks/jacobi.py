@@ -34,7 +34,7 @@ from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
-from sentinel.rfm.pt2pt import pt2pt_check_name
+from sentinel.rfm.pt2pt import jacobi_pt2pt
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import RankSeries, limit_series_to_memory
 from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
@@ -111,7 +111,17 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         self.skip_if(self.mode == "pure" and self.threads != "one",
                      "pure MPI runs one thread per rank")
         if self.scaling == "weak" and not self.is_series:
-            self.depends_on(pt2pt_check_name(self.transport, self.mapping), udeps.by_case)
+            for name in self.model_pt2pt().values():
+                self.depends_on(name, udeps.by_case)
+
+    def model_pt2pt(self) -> dict[str, str]:
+        """The ping-pong giving the model's B and T_L, by the level of the halo exchange.
+
+        ``on``: ranks of one node, ``off``: ranks on several; a production
+        pair takes each from its half that carries that level (the off-node
+        one between two nodes).
+        """
+        return jacobi_pt2pt(self.transport_info, self.transport, self.mapping)
 
     @run_after("setup")
     def fit_memory(self) -> None:
@@ -166,7 +176,8 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         if self.scaling == "strong":
             return jacobi.efficiency(result, single)
         ratio = jacobi.scaling_ratio(result, single)
-        pt2pt = self.getdep(pt2pt_check_name(self.transport, self.mapping))
+        names = self.model_pt2pt()
+        pt2pt = self.getdep(names["off" if result.ranks > self.num_tasks_per_node else "on"])
         lost = {n: pt2pt.unresolved[n] for n in ("fit_bw", "fit_lambda") if n in pt2pt.unresolved}
         if lost:
             raise SentinelError(f"the model needs {pt2pt.name}'s fit, unresolved there: "

@@ -38,6 +38,20 @@ def check_class(name: str) -> type:
     raise LookupError(f"no check class {name} in {ROOT / 'checks'}")
 
 
+def check_classes() -> dict[str, type]:
+    """Every check class of ``checks/`` by name, the Spack variants included.
+
+    (Those register with ReFrame only where a ``+spack`` environment exists.)
+    """
+    from sentinel.rfm.base import TransportMappingTest
+
+    modules = [import_module_from_file(str(path))
+               for path in sorted((ROOT / "checks").glob("*.py"))]
+    return {cls.__name__: cls for module in modules for cls in vars(module).values()
+            if isinstance(cls, type) and cls.__module__ == module.__name__
+            and issubclass(cls, TransportMappingTest)}
+
+
 @dataclass
 class Case:
     """One set-up test case and where its job would have written its outputs."""

@@ -8,6 +8,7 @@ gets that processor, as a site declares its nodes' (``reframe
 proven per socket and the thread levels come from it.
 """
 
+import os
 import runpy
 from pathlib import Path
 
@@ -21,3 +22,25 @@ for _system in site_configuration["systems"]:
         if _part["name"] == "slurm-net":
             _part["processor"] = NodeShape.on_host(2).processor()
             _part["descr"] += " (each node two sockets of the host's CPUs)"
+            # The nodes share this host's CPUs: two jobs at once would share
+            # them too, and only slow each other.
+            _part["max_jobs"] = 1
+
+#: The nodes' ranks share CPUs (four nodes of two sockets on this host's
+#: two): a rank waiting for a message yields its CPU instead of spinning on
+#: it, as oversubscribed ranks should. Nothing the suite verifies depends
+#: on it (transport, placement, values); only the speed does.
+_WAIT_IN_KERNEL = {"openmpi": [["OMPI_MCA_mpi_yield_when_idle", "1"]],
+                   "intelmpi": [["I_MPI_WAIT_MODE", "1"]]}
+for _env in site_configuration["environments"]:
+    if "local:slurm-net" in _env.get("target_systems", []):
+        _env["env_vars"] = [*_env.get("env_vars", []), *_WAIT_IN_KERNEL.get(_env["name"], [])]
+
+# A test's extra launcher options on the rig (a wrapper's or a site's
+# launcher_options, the traps of tests/integration/test_rig_local.py).
+_extra = os.environ.get("SENTINEL_RIG_LAUNCHER_OPTIONS", "").split()
+if _extra:
+    for _env in site_configuration["environments"]:
+        if "local:slurm-net" in _env.get("target_systems", []):
+            _extras = _env.setdefault("extras", {})
+            _extras["launcher_options"] = [*_extras.get("launcher_options", []), *_extra]

@@ -18,10 +18,9 @@ from reframe.utility import import_module_from_file
 
 from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
-from sentinel.rfm.base import TransportMappingTest
 from sentinel.site.sources import file_sha256
 from tests.conftest import DATA, ROOT
-from tests.offline import Offline, offline_runtime
+from tests.offline import Offline, check_classes, offline_runtime
 
 
 @pytest.fixture(scope="module")
@@ -435,10 +434,7 @@ def test_every_check_class_and_its_declaration_name_each_other():
     modules = [import_module_from_file(str(path))
                for path in sorted((ROOT / "checks").glob("*.py"))]
     registered = {cls for module in modules for cls in module._rfm_test_registry._tests}
-    # The Spack variants register only where a +spack environment exists.
-    classes = {cls.__name__: cls for module in modules for cls in vars(module).values()
-               if isinstance(cls, type) and cls.__module__ == module.__name__
-               and issubclass(cls, TransportMappingTest)}
+    classes = check_classes()
     assert registered <= set(classes.values())
     assert {"OsuSpackCheck", "ImbSpackCheck"} <= classes.keys()
     for name, cls in classes.items():

@@ -48,8 +48,10 @@ def test_good_placements(mapping, ranks):
 @pytest.mark.parametrize("mapping,ranks,expected", [
     ("core", [rank(0, "0-3"), rank(1, "4")], "rank 0 is not bound to one core"),
     ("core", [rank(0, "0"), rank(1, "1")], "ranks 0 and 1 share core 0"),
-    ("core", [rank(0, "0"), rank(1, "4")], "mapping core: rank 0 on socket 0, rank 1 on socket 1; both belong on one"),
-    ("socket", [rank(0, "0"), rank(1, "2")], "mapping socket: ranks 0 and 1 both on socket 0, not on two different"),
+    ("core", [rank(0, "0"), rank(1, "4")],
+     "mapping core: rank 0 on socket 0, rank 1 on socket 1; both belong on one"),
+    ("socket", [rank(0, "0"), rank(1, "2")],
+     "mapping socket: ranks 0 and 1 both on socket 0, not on two different"),
     ("node", [rank(0, "0"), rank(1, "4")], "mapping node: ranks 0 and 1 both ran on n1"),
     ("core", [rank(0, "0")], "affinity reported for 1 rank(s)"),
     ("core", [rank(0, "0", "a"), rank(1, "2", "b")], "ranks ran on a and b"),

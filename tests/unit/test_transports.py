@@ -125,7 +125,8 @@ def test_an_interface_is_a_suffix_of_the_transport_name():
 
 @pytest.mark.parametrize("family, name, message", [
     ("openmpi", "ob1-vader-ib0", "unknown transport 'ob1-vader-ib0' for openmpi"),
-    ("openmpi", "ucx-rc-mlx5_0", "over an interface: <name>-<interface> for ob1-sm+tcp, ob1-tcp, ob1-vader+tcp, ofi-"),
+    ("openmpi", "ucx-rc-mlx5_0",
+     "over an interface: <name>-<interface> for ob1-sm+tcp, ob1-tcp, ob1-vader+tcp, ofi-"),
     ("intelmpi", "ofi-mlx-ib0", "unknown transport 'ofi-mlx-ib0' for intelmpi"),
 ])
 def test_an_interface_on_a_transport_without_one_is_an_error(family, name, message):

@@ -815,10 +815,13 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         except OSError:
             return
         hosts = sorted(set(AFFINITY_HOST.findall(text)))
+        # a launch that died before its ranks could report: the launcher's lines name them
+        launched = sorted({a or b for a, b in LAUNCHED_ON.findall(self.job_output_text())})
         nodes = self.job_nodes().split(",") if self.job_nodes() else []
         failed = bool(job_end_causes(self.job_output_text(), self.bench, self.launches()))
         where = (f"its ranks ran on {', '.join(hosts)}" if len(hosts) > 1 else
-                 f"the job ran on nodes {', '.join(nodes)} and its launch failed"
+                 f"its launch failed with ranks on {', '.join(launched)}" if len(launched) > 1
+                 else f"the job ran on nodes {', '.join(nodes)} and its launch failed"
                  if len(nodes) > 1 and failed else "")
         if where:
             raise SentinelError(f"{t.name} carries traffic within a node only (shared "
@@ -851,6 +854,10 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
 
 #: A rank's host in its affinity line, read from a job's stdout as it is.
 AFFINITY_HOST = re.compile(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", re.MULTILINE)
+
+#: The host of a rank as the launcher reports its end (srun) or the MPI its
+#: peers (Open MPI's unreachable-peer message).
+LAUNCHED_ON = re.compile(r"^srun: error: (\S+): tasks? \d|is on host: (\S+)", re.MULTILINE)
 
 
 class ProtocolSwitches(rfm.RegressionTestPlugin):

@@ -10,6 +10,7 @@ from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
 from sentinel.analysis.variables import Values
+from sentinel.mpi.transports import Transport
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -113,3 +114,18 @@ class Pt2ptGpuBase(Pt2ptBase):
 def pt2pt_check_name(transport: str, mapping: str) -> str:
     """The unique name of the ``Pt2ptCheck`` variant for ``transport`` and ``mapping``."""
     return variant_name(Pt2ptBase, PT2PT_CHECK, transport=transport, mapping=mapping)
+
+
+def jacobi_pt2pt(transport: Transport, key: str, mapping: str) -> dict[str, str]:
+    """The ``Pt2ptCheck`` variants giving a Jacobi series its B and T_L, by level.
+
+    ``on``: the halo exchange between ranks of one node, ``off``: between
+    nodes. A production pair takes each from the half that carries it (the
+    off-node half between two nodes, mapping ``node``); any other transport
+    from its own ping-pong at the series' mapping.
+    """
+    if not transport.halves:
+        name = pt2pt_check_name(key, mapping)
+        return {"on": name, "off": name}
+    on, off = (f"{transport.family}/{half}" for half in transport.halves)
+    return {"on": pt2pt_check_name(on, mapping), "off": pt2pt_check_name(off, "node")}

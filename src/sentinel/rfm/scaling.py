@@ -247,8 +247,11 @@ def node_span(test, asked: int) -> int:
     """
     part = test.current_partition
     nodes = min(asked or partition_nodes(part), partition_nodes(part))
+    t = test.transport_info
+    test.skip_if(bool(t.halves) and nodes < 2,
+                 f"{t.name} differs from {t.halves[0]} only across nodes; "
+                 f"{nodes} node(s) of partition {part.fullname} asked" if t.halves else "")
     if test.held_to_one_node and nodes > 1:
-        t = test.transport_info
         test.span_note = (f"{t.name} carries traffic within a node only (shared memory): held "
                           f"to one node of the {nodes} asked; the production pairs cross nodes")
         return 1

@@ -10,7 +10,7 @@ from spack.package import *
 class SentinelBench(MakefilePackage):
     """MPI Sentinel benchmarks: message matching, point-to-point
     characterisation, hybrid MPI+OpenMP Jacobi and mixed-mode micro-benchmarks,
-    and the rank/thread placement probe."""
+    the ring, the fabric sweeps and the rank/thread placement probe."""
 
     homepage = "https://github.com/mpi-sentinel/mpi-sentinel"
 
@@ -22,7 +22,8 @@ class SentinelBench(MakefilePackage):
     variant(
         "bench",
         default="pt2pt",
-        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity"),
+        # every target of src/bench/Makefile's BENCHES (tests/unit/test_spack_package.py)
+        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric"),
         multi=False,
         description="The benchmark to build (a make target of src/bench)",
     )
