@@ -1,9 +1,13 @@
 """The ring benchmark built with each MPI's wrapper and run directly, 1 to 4 ranks."""
 
+import re
 import subprocess
+import time
 
 import pytest
 
+from sentinel.parsers.jobend import job_end_causes
+from tests.conftest import ROOT
 from tests.integration.conftest import BENCH_STACKS, build_bench, mpi_env
 
 pytestmark = pytest.mark.integration
@@ -45,3 +49,27 @@ def test_bad_arguments_are_named(bench, args, message):
     p = run(bench, 2, *args)
     assert p.returncode != 0
     assert f"ring: error: {message}" in p.stderr
+
+
+def test_a_finalize_that_never_returns_is_stopped_by_the_watchdog(bench, tmp_path):
+    # the library's shutdown deadlocks (tests/cluster/finalize_hangs.c): the
+    # results are out, the watchdog ends each rank after its timeout
+    launcher, exe = bench
+    cc = next(cc for cc, run in BENCH_STACKS.values() if run[0] == launcher[0])
+    hang = tmp_path / "finalize_hangs.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(hang),
+                    str(ROOT / "tests" / "cluster" / "finalize_hangs.c")], check=True)
+    preload = ["-x", "LD_PRELOAD"] if "mpirun.openmpi" in launcher[0] else []
+    env = {**mpi_env(), "LD_PRELOAD": str(hang), "SENTINEL_FINALIZE_TIMEOUT": "3"}
+    start = time.monotonic()
+    p = subprocess.run([*launcher, *preload, "-np", "2", exe, "--laps", "10",
+                        "--repetitions", "1"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert time.monotonic() - start < 60
+    assert p.returncode != 0
+    assert p.stdout.splitlines()[-1] == "SENTINEL_DONE bench=ring"
+    assert re.search(r"^ring: error: rank [01]: MPI_Finalize did not return within 3 s$",
+                     p.stderr, re.MULTILINE), p.stderr
+    causes = job_end_causes(p.stdout + p.stderr, "ring")
+    assert re.fullmatch(r"ring had printed all its results \(SENTINEL_DONE\), so the ranks hung "
+                        r"in MPI_Finalize: its watchdog stopped rank [01] after 3 s", causes[0])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.parsers.jobend import job_end_causes, job_end_message
+from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "joberr"
 
@@ -152,3 +152,19 @@ def test_a_time_limit_kill_or_a_hang_after_a_kill_mentions_the_limit():
         "the job ended abnormally (time limit 1800 s): the job was cancelled at ")
     assert job_end_message(_causes("slurm-time-limit.txt"), None).startswith(
         "the job ended abnormally: the job hit its time limit")
+
+
+def test_a_finalize_stopped_by_the_watchdog_is_a_hang_without_a_time_limit():
+    text = ("SENTINEL_DONE bench=ring\n"
+            "ring: error: rank 3: MPI_Finalize did not return within 60 s\n"
+            "srun: error: m2: task 3: Exited with exit code 6\n"
+            "srun: error: m1: tasks 0-1: Killed\n")
+    causes = job_end_causes(text, "ring")
+    assert causes == ["ring had printed all its results (SENTINEL_DONE), so the ranks hung in "
+                      "MPI_Finalize: its watchdog stopped rank 3 after 60 s",
+                      "srun: task(s) 0-1 on m1: Killed"]
+    assert FINALIZE_HANG in causes[0]
+    assert job_end_message(causes, 600).startswith("the job ended abnormally: ring had printed")
+    # another error of the benchmark is still its own cause
+    assert job_end_causes("ring: error: --size 12 is not a multiple of 8\n", "ring") == [
+        'ring stopped with an error: "--size 12 is not a multiple of 8"']

@@ -28,6 +28,6 @@ int main(int argc, char **argv)
     rc = sb_report_environment(MPI_COMM_WORLD) == 0 ? 0 : 3;
     if (rank == 0 && rc == 0)
         printf("SENTINEL_DONE bench=affinity\n");
-    MPI_Finalize();
+    sb_finalize(PROGRAM);
     return rc;
 }

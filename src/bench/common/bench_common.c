@@ -2,6 +2,7 @@
 #include "bench_common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <math.h>
 #include <stdio.h>
@@ -392,7 +393,7 @@ int sb_pair_main(int argc, char **argv, const sb_pair_bench *bench, void *option
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && rc == 0)
         printf("SENTINEL_DONE bench=%s\n", bench->program);
-    MPI_Finalize();
+    sb_finalize(bench->program);
     return rc;
 }
 
@@ -498,4 +499,49 @@ int sb_check_size_range(long min, long max, char *err, size_t errlen)
         return 0;
     snprintf(err, errlen, "--min-size %ld is larger than --max-size %ld", min, max);
     return -1;
+}
+
+/* What the watchdog says if MPI_Finalize does not return: set before it starts. */
+static char finalize_message[256];
+static int finalize_message_len;
+static unsigned finalize_timeout_s;
+
+static void *finalize_watchdog(void *unused)
+{
+    (void)unused;
+    unsigned left = finalize_timeout_s;
+    while (left > 0)
+        left = sleep(left);
+    /* write and _exit only: the main thread is inside the MPI library */
+    if (write(STDERR_FILENO, finalize_message, (size_t)finalize_message_len) < 0)
+        _exit(7);
+    _exit(6);
+}
+
+void sb_finalize(const char *program)
+{
+    int rank = 0;
+    long timeout = SB_FINALIZE_TIMEOUT_S;
+    const char *env = getenv("SENTINEL_FINALIZE_TIMEOUT");
+    char *end = NULL;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (env != NULL && *env != '\0') {
+        long value = strtol(env, &end, 10);
+        if (*end == '\0' && value >= 0)
+            timeout = value;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (timeout > 0) {
+        finalize_timeout_s = (unsigned)timeout;
+        finalize_message_len = snprintf(finalize_message, sizeof finalize_message,
+                                        "%s: error: rank %d: MPI_Finalize did not return "
+                                        "within %ld s\n", program, rank, timeout);
+        if (finalize_message_len >= (int)sizeof finalize_message)
+            finalize_message_len = (int)sizeof finalize_message - 1;
+        pthread_t watchdog;
+        if (pthread_create(&watchdog, NULL, finalize_watchdog, NULL) == 0)
+            pthread_detach(watchdog);
+    }
+    MPI_Finalize();
 }

@@ -148,6 +148,18 @@ void sb_error(MPI_Comm comm, const char *program, const char *err);
  * A rank that cannot read its affinity gives what=affinity_unknown rank=R. */
 int sb_check_distinct_cpus(MPI_Comm comm, const char *program);
 
+/* Seconds sb_finalize waits for MPI_Finalize (SENTINEL_FINALIZE_TIMEOUT
+ * overrides; 0 waits for ever). */
+#define SB_FINALIZE_TIMEOUT_S 60
+
+/* MPI_Finalize, after the results are out, under a watchdog: a rank whose
+ * MPI_Finalize has not returned after the timeout prints on stderr
+ *   <program>: error: rank R: MPI_Finalize did not return within N s
+ * and exits with status 6, so that a library that deadlocks in its
+ * shutdown (MPICH before 4.2 over UCX) ends its launch in seconds instead
+ * of holding the job to its time limit. */
+void sb_finalize(const char *program);
+
 /* Start-up checks of the benchmarks that take options: the option parser's result
  * (parse_rc != 0 prints err), a world of at least min_ranks ranks and, when
  * --distinct-cpus was given, sb_check_distinct_cpus on MPI_COMM_WORLD.

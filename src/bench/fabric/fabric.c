@@ -513,6 +513,6 @@ int main(int argc, char **argv)
     free(f.send);
     free(f.recv);
     free(f.hosts);
-    MPI_Finalize();
+    sb_finalize(PROGRAM);
     return rc;
 }

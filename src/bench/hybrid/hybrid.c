@@ -463,6 +463,6 @@ int main(int argc, char **argv)
     else if (c.rank == 0)
         printf("SENTINEL_DONE bench=hybrid\n");
     release(&c);
-    MPI_Finalize();
+    sb_finalize(PROGRAM);
     return wrong ? 5 : 0;
 }

@@ -425,6 +425,6 @@ int main(int argc, char **argv)
         free(g.rbuf[f]);
     }
     MPI_Comm_free(&g.cart);
-    MPI_Finalize();
+    sb_finalize(PROGRAM);
     return 0;
 }

@@ -188,6 +188,6 @@ int main(int argc, char **argv)
     if (r.rank == 0 && rc == 0)
         printf("SENTINEL_DONE bench=%s\n", PROGRAM);
     free(buffers);
-    MPI_Finalize();
+    sb_finalize(PROGRAM);
     return rc;
 }

@@ -70,7 +70,12 @@ CAUSES: tuple[tuple[re.Pattern, str], ...] = _table((
     (r"It looks like MPI_INIT failed for some reason;[\s\S]{0,1000}?"
      r"\n  (\S[^\n]*\S)\n  --> ([^\n]*\S)", r'MPI_Init failed in Open MPI: "\1" (\2)'),
     (_ERROR_STACK, r'\1 failed: "\2"'),
-    (rf"\b({'|'.join(BENCH_PROGRAMS)}): error: ([^\n]*\S)",
+    # sb_finalize's watchdog: the results were out, the shutdown deadlocked
+    (rf"\b({'|'.join(BENCH_PROGRAMS)}): error: rank (\d+): MPI_Finalize did not return "
+     r"within (\d+) s",
+     r"\1 had printed all its results (SENTINEL_DONE), " + FINALIZE_HANG
+     + r": its watchdog stopped rank \2 after \3 s"),
+    (rf"\b({'|'.join(BENCH_PROGRAMS)}): error: (?!rank \d+: MPI_Finalize did not)([^\n]*\S)",
      r'\1 stopped with an error: "\2"'),
 ))
 
@@ -134,6 +139,7 @@ def job_end_message(causes: Sequence[str], time_limit: float | None) -> str:
     The time limit is named only where it explains the end: a time-limit
     kill, or ranks hung in MPI_Finalize until the job was killed.
     """
-    timed_out = any(c.startswith(TIME_LIMIT_KILL) or FINALIZE_HANG in c for c in causes)
+    # (a hang the benchmark's own watchdog stopped says more after FINALIZE_HANG)
+    timed_out = any(c.startswith(TIME_LIMIT_KILL) or c.endswith(FINALIZE_HANG) for c in causes)
     limit = f" (time limit {time_limit:g} s)" if timed_out and time_limit else ""
     return f"the job ended abnormally{limit}: " + "; ".join(causes)

@@ -725,10 +725,11 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             causes = self.series_causes() + causes
         if not causes:
             return ""
-        if self.transport_info.family == "mpich" and FINALIZE_HANG in causes[-1]:
+        hang = any(FINALIZE_HANG in c for c in causes)
+        if self.transport_info.family == "mpich" and hang:
             causes.append(MPICH_FINALIZE_NOTE)
         message = job_end_message(causes, self.time_limit)
-        if any(FINALIZE_HANG in c for c in causes):
+        if hang:
             return message
         raise SentinelError(message)
 
