@@ -9,6 +9,9 @@ INTEL_MPI ?= yes
 MODE      ?= quick
 VENV      := .venv
 IMPI_VENV := .venv-impi
+# The CUDA runtime and compiler headers from PyPI's wheels: the tests build the
+# GPU benchmark with them (no GPU is needed to compile, nor to run host buffers).
+CUDA_VENV := .venv-cuda
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
 # The tests also start a real Slurm (tests/cluster/slurm.py) and open the
@@ -57,9 +60,15 @@ run: setup
 	  scripts/where-results.sh; \
 	  $(VENV)/bin/sentinel report || status=1; exit $$status
 
-test: setup
+$(CUDA_VENV)/.installed:
+	$(PYTHON) -m venv $(CUDA_VENV)
+	$(CUDA_VENV)/bin/pip install -q nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12
+	touch $@
+
+test: setup $(CUDA_VENV)/.installed
 	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)
-	$(VENV)/bin/pytest -ra --durations=15
+	SENTINEL_CUDA_HOME=$${SENTINEL_CUDA_HOME:-$$(echo $(CURDIR)/$(CUDA_VENV)/lib/python3*/site-packages/nvidia/cuda_runtime)} \
+	  $(VENV)/bin/pytest -ra --durations=15
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src checks tests config benchmarks

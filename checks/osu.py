@@ -47,6 +47,7 @@ from sentinel.analysis.standard import (
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
 from sentinel.rfm.build import OsuBuild, SpackOsuBuild, gpu_runtime, require_gpu_aware
+from sentinel.rfm.gpu import DeviceBuffers
 from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
 
 
@@ -117,7 +118,7 @@ class OsuCheck(StandardSuiteCheck):
 
 
 @rfm.simple_test
-class OsuGpuCheck(OsuCheck):
+class OsuGpuCheck(DeviceBuffers, OsuCheck):
     """osu_latency, osu_bw or osu_bibw with GPU buffers, on partitions with GPUs."""
 
     benchmark_info = parameter(list(OSU_GPU_BENCHMARKS), fmt=lambda x: x[0], loggable=True)

@@ -4,13 +4,13 @@ A host build refuses ``--buffers device`` before measuring, naming the
 rebuild. A CUDA build (``make pt2pt GPU=cuda CUDA_HOME=...``) needs the CUDA
 runtime's headers and ``libcudart``: ``SENTINEL_CUDA_HOME`` names them (a
 CUDA toolkit, or the PyPI wheel ``nvidia-cuda-runtime-cu12``'s
-``site-packages/nvidia/cuda_runtime``). Without a GPU that build names the
-missing device; with one (and a CUDA-aware MPI) it measures.
+``site-packages/nvidia/cuda_runtime``, joined into a toolkit by
+:mod:`tests.cuda_toolkit`). Without a GPU that build names the missing
+device; with one (and a CUDA-aware MPI) it measures.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,19 +19,12 @@ import pytest
 
 from sentinel.parsers.sentinel_output import parse
 from tests.conftest import ROOT
-from tests.integration.conftest import BENCH_STACKS, mpi_env, need_stack
+from tests.cuda_toolkit import NoToolkit, wheel_toolkit
+from tests.integration.conftest import BENCH_STACKS, REQUIRED, mpi_env, need_stack
 
 pytestmark = pytest.mark.integration
 
 SMALL = ["--max-size", "1024", "--iterations", "10", "--repetitions", "2", "--warmup", "2"]
-CUDA_HOME_VAR = "SENTINEL_CUDA_HOME"
-WHEEL_HINT = (f"set {CUDA_HOME_VAR} to a CUDA toolkit or to the runtime of the PyPI wheel "
-              "nvidia-cuda-runtime-cu12 (pip install nvidia-cuda-runtime-cu12 "
-              "nvidia-cuda-nvcc-cu12; then <site-packages>/nvidia/cuda_runtime, which has "
-              "include/cuda_runtime_api.h and lib/libcudart.so.12; the crt/ headers it "
-              "includes come from nvidia-cuda-nvcc-cu12)")
-
-
 def make_pt2pt(family: str, where: Path, *make_args: str) -> tuple[list[str], str]:
     """pt2pt built under ``where`` with ``family``'s wrapper; the launcher and its path."""
     need_stack(family)
@@ -50,37 +43,20 @@ def run(bench: tuple[list[str], str], *args: str) -> subprocess.CompletedProcess
                           text=True, env=mpi_env(), timeout=120)
 
 
-def cuda_make_args(scratch: Path) -> list[str]:
-    """The make variables of a CUDA build from ``SENTINEL_CUDA_HOME``, else skip saying why.
+def no_cuda(why: str) -> None:
+    """Skip, or fail where CI requires the CUDA build (SENTINEL_REQUIRE_STACKS has cuda)."""
+    if "cuda" in REQUIRED:
+        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes cuda, but {why}")
+    pytest.skip(why)
 
-    The wheels split the toolkit: ``crt/host_defines.h``, which
-    ``cuda_runtime_api.h`` includes, lies in ``nvidia/cuda_nvcc/include``
-    beside it, and only ``libcudart.so.12`` is shipped, so ``-lcudart`` gets
-    an unversioned link in ``scratch``.
-    """
-    value = os.environ.get(CUDA_HOME_VAR, "")
-    if not value:
-        pytest.skip(f"{CUDA_HOME_VAR} is not set: {WHEEL_HINT}")
-    home = Path(value)
-    include = home / "include"
-    if not (include / "cuda_runtime_api.h").is_file():
-        pytest.skip(f"{CUDA_HOME_VAR}={home} has no include/cuda_runtime_api.h: {WHEEL_HINT}")
-    libs = sorted(p for d in ("lib64", "lib") for p in (home / d).glob("libcudart.so*"))
-    if not libs:
-        pytest.skip(f"{CUDA_HOME_VAR}={home} has no lib64/ or lib/libcudart.so*: {WHEEL_HINT}")
-    args = ["GPU=cuda", f"CUDA_HOME={home}"]
-    if not (include / "crt" / "host_defines.h").is_file():
-        nvcc = home.parent / "cuda_nvcc" / "include"
-        if not (nvcc / "crt" / "host_defines.h").is_file():
-            pytest.skip(f"{include} has no crt/host_defines.h, nor has {nvcc}: "
-                        f"pip install nvidia-cuda-nvcc-cu12 beside the runtime ({WHEEL_HINT})")
-        args.append(f"CPPFLAGS=-I{nvcc}")
-    if not any(p.name == "libcudart.so" for p in libs):
-        link = scratch / "cudart-link"
-        link.mkdir()
-        (link / "libcudart.so").symlink_to(libs[0])
-        args.append(f"LDFLAGS=-L{link}")
-    return args
+
+def cuda_make_args(scratch: Path) -> list[str]:
+    """The make variables of a CUDA build (:func:`tests.cuda_toolkit.wheel_toolkit`)."""
+    try:
+        return ["GPU=cuda", f"CUDA_HOME={wheel_toolkit(scratch / 'cuda')}"]
+    except NoToolkit as err:
+        no_cuda(str(err))
+        raise
 
 
 def has_nvidia_gpu() -> bool:

@@ -40,6 +40,9 @@ def test_device_buffers_are_built_with_cuda_and_asked_for_on_the_gpu_partition(g
     launch = [line for line in job if line.startswith("mpirun ")][-1]
     assert launch.endswith(" --buffers device")
     assert _stage_file(cases["host"], "rfm_job.sh").splitlines()[-1].endswith(" --buffers host")
+    # UCX gets its CUDA memory transports where the buffers are on the device, only there
+    assert "export UCX_TLS=rc,self,cuda_copy,cuda_ipc" in job
+    assert "export UCX_TLS=rc,self\n" in _stage_file(cases["host"], "rfm_job.sh")
     build = [tc for tc in gpu_site.cases("BenchBuild")]
     assert len(build) == 1
     script = _stage_file(build[0], "rfm_build.sh")
@@ -86,10 +89,14 @@ def test_osu_runs_with_device_buffers_on_either_side(tmp_path):
     assert set(cases) == {"device", "host-device", "device-host"}
     for buffers, (rank0, rank1) in {"device": "DD", "host-device": "HD",
                                     "device-host": "DH"}.items():
-        launch = _stage_file(cases[buffers], "rfm_job.sh").splitlines()[-1]
+        script = _stage_file(cases[buffers], "rfm_job.sh")
+        launch = script.splitlines()[-1]
         assert launch.endswith(f"/apps/osu-cuda/osu_latency -d cuda {rank0} {rank1}"), launch
         assert cases[buffers]["reference_index_values"] == \
             f"gpu_site:gpu/openmpi/ucx-rc/node/osu_latency/{buffers}"
+    ucx = run.cases("OsuGpuCheck", transport="ucx-rc")
+    assert ucx and all("export UCX_TLS=rc,self,cuda_copy,cuda_ipc" in
+                       _stage_file(tc, "rfm_job.sh") for tc in ucx)
     # this site's Intel MPI is not declared GPU-aware: skipped, saying so
     intel = [tc for tc in run.cases("OsuGpuCheck") if tc["environ"] == "intelmpi"]
     assert intel and {tc["result"] for tc in intel} == {"skip"}

@@ -4,7 +4,14 @@ import pytest
 
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import Levels, RankPlacement
-from sentinel.mpi.transports import CATALOGUE, FAMILIES, declared, lookup, names
+from sentinel.mpi.transports import (
+    CATALOGUE,
+    FAMILIES,
+    declared,
+    lookup,
+    names,
+    with_device_memory,
+)
 from sentinel.mpi.verify import observe, problems
 from tests.conftest import DATA
 
@@ -329,3 +336,26 @@ def test_a_pair_on_one_level_only_is_not_asked_for_the_other():
         == []
     assert problems(lookup("openmpi", "ob1-vader+tcp"), sel, Levels("", "n1, n2")) == [
         "the ranks ran on n1, n2, but no traffic between them went over tcp"]
+
+
+def test_device_buffers_add_the_gpu_memory_transports_to_ucx_only():
+    ucx = lookup("mpich", "ucx-sm+tcp").run_env()
+    assert with_device_memory(ucx, "cuda")["UCX_TLS"] == "sm,tcp,self,cuda_copy,cuda_ipc"
+    assert with_device_memory(ucx, "rocm")["UCX_TLS"] == "sm,tcp,self,rocm_copy,rocm_ipc"
+    ob1 = lookup("openmpi", "ob1-tcp").run_env()
+    assert with_device_memory(ob1, "cuda") == ob1
+    with pytest.raises(SentinelError, match="unknown GPU runtime 'opencl'"):
+        with_device_memory(ucx, "opencl")
+
+
+def test_gpu_memory_lanes_prove_no_path_between_ranks():
+    # a device-buffer endpoint: the network lane and UCX's CUDA copy lanes
+    line = ("[1] [n1:7:0] ucp_worker.c:1763 UCX  INFO    ep_cfg[2]: "
+            "tag(rc_mlx5/mlx5_0:1 cuda_copy/cuda cuda_ipc/cuda)\n")
+    sel = observe("[n1:7] selected ucx best priority 51\n" + line)
+    assert (sel.ucx, sel.ucx_device) == ({"rc_mlx5"}, {"cuda_copy", "cuda_ipc"})
+    assert problems(lookup("openmpi", "ucx-rc"), sel) == []
+    only_gpu = observe("[1] [n1:7:0] ucp_worker.c:1763 UCX  INFO    ep_cfg[2]: "
+                       "tag(cuda_copy/cuda)\n")
+    assert problems(lookup("mpich", "ucx-rc"), only_gpu)[-1] == (
+        "UCX logged no endpoint to a peer (no 'ep_cfg' line)")

@@ -55,6 +55,15 @@ UCX_CLASSES: Mapping[str, frozenset[str]] = MappingProxyType({
 })
 #: UCX classes that cross nodes (the others are shared memory).
 UCX_NETWORK = ("tcp", "rc", "dc", "ud")
+
+#: UCX's transports for GPU memory, by GPU runtime: copies between host and
+#: device, and between devices of one node. A UCX transport used with device
+#: buffers needs them beside its own (``UCX_TLS=tcp,self`` alone cannot touch
+#: a device pointer); they carry no traffic between nodes.
+UCX_DEVICE_TLS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "cuda": ("cuda_copy", "cuda_ipc"),
+    "rocm": ("rocm_copy", "rocm_ipc"),
+})
 #: An interface name as a ReFrame feature can spell it (``ib0``, ``hsn0``).
 _INTERFACE = re.compile(r"^[A-Za-z0-9_]+$")
 
@@ -306,6 +315,21 @@ def resolve(key: str) -> Transport:
     """The transport of a ``family/name`` key (:func:`lookup`)."""
     family, _, name = key.partition("/")
     return lookup(family, name)
+
+
+def with_device_memory(env: Mapping[str, str], runtime: str) -> dict[str, str]:
+    """``env`` of a transport for GPU buffers of ``runtime`` (``cuda``, ``rocm``).
+
+    Where ``UCX_TLS`` selects the transport, UCX's transports for that
+    runtime's memory join it; other transports are left as they are.
+    """
+    if runtime not in UCX_DEVICE_TLS:
+        raise SentinelError(f"unknown GPU runtime {runtime!r} (known: "
+                            f"{', '.join(UCX_DEVICE_TLS)})")
+    out = dict(env)
+    if "UCX_TLS" in out:
+        out["UCX_TLS"] = ",".join([out["UCX_TLS"], *UCX_DEVICE_TLS[runtime]])
+    return out
 
 
 def declared(features: set[str]) -> list[Transport]:

@@ -6,7 +6,10 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel.mpi.placement import Levels
-from sentinel.mpi.transports import UCX_CLASSES, Transport
+from sentinel.mpi.transports import UCX_CLASSES, UCX_DEVICE_TLS, Transport
+
+#: UCX's GPU-memory transports: lanes for device buffers, not a path between ranks.
+_UCX_DEVICE = frozenset(tl for tls in UCX_DEVICE_TLS.values() for tl in tls)
 
 _PML = re.compile(r"selected (\w+) best priority")
 _BML = re.compile(r"mca: bml: Using (\w+) btl for send to")
@@ -47,6 +50,8 @@ class Selection:
     netmod: set[str] = field(default_factory=set)
     #: Network interfaces an IP transport used.
     interface: set[str] = field(default_factory=set)
+    #: UCX's GPU-memory transports in an endpoint (device buffers).
+    ucx_device: set[str] = field(default_factory=set)
     #: BTLs Open MPI used to a peer on the sender's node, and to a peer on another.
     btl_on_node: set[str] = field(default_factory=set)
     btl_off_node: set[str] = field(default_factory=set)
@@ -69,7 +74,8 @@ def observe(text: str) -> Selection:
     for lanes in _UCX_EP.findall(text):
         tls = [lane.split("/")[0] for lane in lanes.split()]
         if "self" not in tls:  # skip the loopback endpoint to the rank itself
-            sel.ucx.update(tls)
+            sel.ucx.update(t for t in tls if t not in _UCX_DEVICE)
+            sel.ucx_device.update(t for t in tls if t in _UCX_DEVICE)
             sel.interface.update(lane.split("/", 1)[1].split(":")[0] for lane in lanes.split()
                                  if lane.startswith("tcp/"))
     chains = _OMPI_OFI.findall(text) or (_OMPI5_OFI.findall(text) if _OMPI5_DOMAIN in text

@@ -458,11 +458,11 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         opts, env = launcher_settings(t.family, self.mapping, launcher,
                                       self.num_cpus_per_task or 1, self.num_tasks_per_node or 1)
         self.placement_options = list(opts)
-        self.env_vars.update(t.run_env())
+        self.env_vars.update(self.transport_env(t))
         self.env_vars.update(env)
         if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
             # mpirun forwards OMPI_* itself; other variables must be named.
-            for var in sorted(t.run_env()):
+            for var in sorted(self.transport_env(t)):
                 if not var.startswith("OMPI_"):
                     opts += ["-x", var]
         opts += list(self.current_environ.extras.get("launcher_options", []))
@@ -507,6 +507,10 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         if self.is_series:
             self.wrap_series()
 
+    def transport_env(self, t: Transport) -> dict[str, str]:
+        """What a launch over ``t`` exports: its selection and its probes."""
+        return t.run_env()
+
     def series_transports(self) -> list[Transport]:
         """The transports a series job runs: its family's, offered by this environment."""
         return [t for t in declared(set(self.current_environ.features))
@@ -520,7 +524,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         launcher = self.job.launcher.registered_name
         launches = []
         for t in self.series_transports():
-            env = t.run_env()
+            env = self.transport_env(t)
             forward = sorted(v for v in env if not v.startswith("OMPI_"))
             if t.family == "openmpi" and launcher in ("mpirun", "mpiexec") and forward:
                 # mpirun forwards OMPI_* itself; the others by name (its -x, as a variable).

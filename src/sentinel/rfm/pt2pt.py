@@ -14,6 +14,7 @@ from sentinel.mpi.transports import Transport
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.gpu import DeviceBuffers
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.variants import variant_name
 
@@ -89,7 +90,7 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
         return values
 
 
-class Pt2ptGpuBase(Pt2ptBase):
+class Pt2ptGpuBase(DeviceBuffers, Pt2ptBase):
     """Pt2pt with its message buffers in host or GPU memory, where a partition has GPUs.
 
     Runs on partitions with the ``gpu`` feature (and their ``devices``), in
