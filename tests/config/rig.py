@@ -8,13 +8,26 @@ gets that processor, as a site declares its nodes' (``reframe
 proven per socket and the thread levels come from it.
 """
 
+import importlib.util
 import os
 import runpy
+import sys
 from pathlib import Path
 
-from tests.cluster.topology import NodeShape
-
 _here = Path(__file__).resolve()
+
+
+def _topology():
+    """tests/cluster/topology.py by path (ReFrame loads this file outside any package)."""
+    spec = importlib.util.spec_from_file_location(
+        "sentinel_rig_topology", _here.parents[1] / "cluster" / "topology.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+NodeShape = _topology().NodeShape
 site_configuration = runpy.run_path(str(_here.parents[2] / "config" / "settings.py"))[
     "site_configuration"]
 for _system in site_configuration["systems"]:
