@@ -2,7 +2,8 @@
 
 One Slurm partition of 2 nodes and one environment per MPI family whose
 features name every transport of the family, and each transport over IP
-pinned to ``ib0`` too: a listing of it shows that every entry generates.
+pinned to ``ib0`` too (the production pairs follow from their halves): a
+listing of it shows that every entry generates.
 """
 
 import copy
@@ -17,9 +18,10 @@ _example = runpy.run_path(str(_config / "systems" / "example_cluster.py"))
 
 
 def _features(family: str) -> list[str]:
-    names = [t.name for t in CATALOGUE.values() if t.family == family]
-    pinned = [lookup(family, f"{t.name}-ib0").name for t in CATALOGUE.values()
-              if t.family == family and t.interface_vars]
+    # A production pair is offered by its halves: a feature may not hold '+'.
+    own = [t for t in CATALOGUE.values() if t.family == family and not t.halves]
+    names = [t.name for t in own]
+    pinned = [lookup(family, f"{t.name}-ib0").name for t in own if t.interface_vars]
     return ["mpi", family, *names, *pinned]
 
 

@@ -17,9 +17,18 @@ _PROCESSOR = {
 }
 
 
-def _env(name: str, transports: list[str], cc: str, **extras) -> dict:
+#: A node of the two-socket test nodes (tests/cluster/topology.py on this
+#: project's 2-CPU machine): a socket and a NUMA domain for each CPU.
+_RIG_PROCESSOR = {
+    "arch": "x86_64", "num_cpus": 2, "num_cpus_per_core": 1, "num_cpus_per_socket": 1,
+    "num_sockets": 2, "topology": {"sockets": ["0x1", "0x2"], "cores": ["0x1", "0x2"],
+                                  "numa_nodes": ["0x1", "0x2"]},
+}
+
+
+def _env(name: str, transports: list[str], cc: str, family: str = "", **extras) -> dict:
     return {"name": name, "target_systems": ["offline"], "cc": cc, "cxx": cc,
-            "features": ["mpi", name, *transports], "extras": extras}
+            "features": ["mpi", family or name, *transports], "extras": extras}
 
 
 site_configuration = {
@@ -36,12 +45,22 @@ site_configuration = {
             {"name": "cluster", "scheduler": "squeue", "launcher": "srun",
              "environs": ["openmpi", "intelmpi"], "features": ["mpi", "slurm"],
              "extras": {"num_nodes": 4}, "processor": _PROCESSOR},
+            # the four namespaced nodes of two sockets (tests/config/rig.py)
+            {"name": "rig", "scheduler": "squeue", "launcher": "srun",
+             "environs": ["openmpi", "mpich", "intelmpi"], "features": ["mpi", "slurm"],
+             "extras": {"num_nodes": 4}, "processor": _RIG_PROCESSOR},
+            # this machine declared a GPU partition (tests/config/cuda_build.py)
+            {"name": "gpu", "scheduler": "local", "launcher": "mpirun",
+             "environs": ["openmpi-cuda"], "features": ["mpi", "gpu"],
+             "processor": _PROCESSOR, "max_jobs": 1},
         ],
     }],
     "environments": [
         _env("openmpi", ["ob1-tcp", "ob1-vader", "ucx-sm", "ucx-tcp", "ofi-tcp"],
              "mpicc.openmpi"),
         _env("mpich", ["ucx-sm", "ucx-tcp"], "mpicc.mpich"),
+        _env("openmpi-cuda", ["ob1-tcp", "ob1-vader", "cuda"], "mpicc.openmpi", "openmpi",
+             gpu_home="/opt/cuda-wheels"),
         _env("intelmpi", ["shm", "ofi-tcp", "shm-ofi-tcp", "ofi-shm"], "mpicc",
              benchmark_dirs={"imb": "/opt/intel/mpi/bin"}),
     ],

@@ -144,9 +144,28 @@ def test_every_catalogue_entry_and_interface_generates_and_lists(tmp_path):
     assert run.returncode == 0, run.output[-3000:]
     listed = set(re.findall(r"^- Pt2ptCheck %transport=(\S+) %mapping=(\w+)", run.output,
                             re.MULTILINE))
-    expected = {(t.name, m) for t in CATALOGUE.values() for m in ("core", "socket", "node")
+    # A pair with halves is one level at a time in a 2-rank check: its halves measure it.
+    own = [t for t in CATALOGUE.values() if not t.halves]
+    expected = {(t.name, m) for t in own for m in ("core", "socket", "node")
                 if not (t.intra_node and m == "node")}
-    expected |= {(lookup(t.family, f"{t.name}-ib0").name, m) for t in CATALOGUE.values()
+    expected |= {(lookup(t.family, f"{t.name}-ib0").name, m) for t in own
                  if t.interface_vars for m in ("core", "socket", "node")}
     assert {t for t, _ in expected} <= {t for t, _ in listed}
     assert {(t, m) for t, m in expected} <= listed
+    assert not {t for t, _ in listed} & {t.name for t in CATALOGUE.values() if t.halves}
+
+
+def test_every_production_pair_generates_where_both_halves_are_offered(tmp_path):
+    from sentinel.mpi.transports import CATALOGUE, lookup
+
+    run = reframe(["--system", "catalogue_site", "-n", "^FabricCheck", "-l"], tmp_path,
+                  config=ROOT / "tests" / "config" / "catalogue.py", checks=("fabric.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    listed = set(re.findall(r"^- FabricCheck %transport=(\S+) %mapping=(\w+)", run.output,
+                            re.MULTILINE))
+    pairs = [t for t in CATALOGUE.values() if t.halves]
+    expected = {t.name for t in pairs}
+    expected |= {lookup(t.family, f"{t.name}-ib0").name for t in pairs if t.interface_vars}
+    assert expected <= {t for t, _ in listed}
+    # One rank per node is one level: the off-node half measures it, the pair is not run.
+    assert {m for t, m in listed if t in expected} == {"core", "socket"}

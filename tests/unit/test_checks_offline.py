@@ -450,3 +450,63 @@ def test_jacobi_series_stops_at_max_nodes(offline):
                             variables={"max_nodes": 2}, environ="openmpi", partition="cluster")
     assert case.check.series == [1, 2]  # of the partition's 4 nodes, as the nightly asks
     assert "#SBATCH --ntasks=2" in case.script()
+
+
+def test_ring_series_and_its_line(offline):
+    case = one(offline, "RingCheck", "openmpi", **OB1)
+    assert case.check.series == [1, 2]  # one node of two cores
+    script = case.script()
+    assert "mpirun -np 1 " in script and "mpirun -np 2 " in script
+    case.give_outputs("ring-openmpi-ob1-vader-core")
+    case.sanity()
+    values = case.performance()
+    assert values["lap_N2"][4] == "us" and values["lap_N2"][0] > values["lap_N1"][0] > 0
+    assert {"hop", "lap_offset", "lap_fit_r2"} <= set(values) | set(case.check.unresolved)
+    # a launch cut short is named, not read as the series
+    cut = one(offline, "RingCheck", "openmpi", **OB1)
+    cut.give_outputs("ring-openmpi-ob1-vader-core", lambda text: text.rsplit(
+        "SENTINEL_DONE", 1)[0])
+    with pytest.raises(SanityError, match="2-rank launch"):
+        cut.sanity()
+
+
+def test_mixed_mode_collectives_and_the_barrier_splits(offline):
+    coll = one(offline, "HybridCollectivesCheck", "openmpi", mode="funnelled", threads="one",
+               **OB1)
+    assert "export OMP_NUM_THREADS=1" in coll.script()
+    coll.give_outputs("hybridcollectives-openmpi-ob1-vader-core-funnelled-one")
+    coll.sanity()
+    values = coll.performance()
+    assert any(name.startswith("allreduce_") for name in values)
+    assert all(entry[4] == "s" and entry[0] > 0 for entry in values.values())
+    split = one(offline, "BarrierSplitCheck", "openmpi", mode="funnelled", **OB1)
+    script = split.script()
+    assert "env OMP_NUM_THREADS=2 " in script  # the 1 x 2 split before the 2 x 1 launch
+    split.give_outputs("barriersplit-openmpi-ob1-vader-core-funnelled")
+    split.sanity()
+    values = split.performance()
+    assert {"barrier_R1", "barrier_R2"} <= set(values)
+    # a split whose threads left their cores fails naming the thread
+    bad = one(offline, "BarrierSplitCheck", "openmpi", mode="funnelled", **OB1)
+    bad.give_outputs("barriersplit-openmpi-ob1-vader-core-funnelled",
+                     lambda text: text.replace("thread=1 cpu=1 cpus=1", "thread=1 cpu=0 cpus=0",
+                                               1))
+    with pytest.raises(SanityError, match="placement not honoured"):
+        bad.sanity()
+
+
+def test_device_buffers_pt2pt_built_with_cuda_judged_on_its_runs(offline):
+    host, device = (one(offline, "Pt2ptGpuCheck", "openmpi-cuda", partition="gpu",
+                        variables={"modes": ["standard"]}, buffers=b, **OB1)
+                    for b in ("host", "device"))
+    build = host.fixture("build")
+    assert "pt2pt GPU=cuda CUDA_HOME=/opt/cuda-wheels" in (
+        Path(build.stagedir) / "rfm_build.sh").read_text()
+    assert " --buffers host " in host.script().splitlines()[-1]
+    host.give_outputs("pt2ptgpu-openmpi-ob1-vader-core-host")
+    host.sanity()
+    assert host.performance()["latency_8B"][0] > 0
+    # on a host without a GPU the device run stops before measuring, and says why
+    device.give_outputs("pt2ptgpu-openmpi-ob1-vader-core-device")
+    with pytest.raises(SanityError, match="no CUDA device visible to rank 0"):
+        device.sanity()
