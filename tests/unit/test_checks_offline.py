@@ -8,6 +8,7 @@ how each was produced). Nothing here needs an MPI, a compiler or a scheduler.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -510,3 +511,61 @@ def test_device_buffers_pt2pt_built_with_cuda_judged_on_its_runs(offline):
     device.give_outputs("pt2ptgpu-openmpi-ob1-vader-core-device")
     with pytest.raises(SanityError, match="no CUDA device visible to rank 0"):
         device.sanity()
+
+
+def _slow_node(node: str, factor: float):
+    """An edit of a pairs sweep's output: every pair through ``node`` ``factor`` times slower."""
+    ranks: dict[str, str] = {}
+
+    def edit(text: str) -> str:
+        ranks.update(re.findall(r"SENTINEL_AFFINITY rank=(\d+) host=(\S+)", text))
+        mine = {r for r, host in ranks.items() if host == node}
+
+        def slower(m: re.Match) -> str:
+            src, dst, bw = m.group(1), m.group(2), float(m.group(3))
+            if {src, dst} & mine:
+                bw /= factor
+            return f"src={src} dst={dst} bytes=1048576 bw_mbs={bw:.2f}"
+        return re.sub(r"src=(\d+) dst=(\d+) bytes=1048576 bw_mbs=([\d.]+)", slower, text)
+    return edit
+
+
+def test_fabric_pairs_sweep_judged_on_four_namespaced_nodes(offline):
+    params = {"transport": "openmpi/ob1-tcp", "mapping": "node", "mode": "pairs"}
+    case = one(offline, "FabricCheck", "openmpi", partition="rig", **params)
+    assert "#SBATCH --ntasks=4" in case.script() and "--mode pairs " in case.script()
+    case.give_outputs("fabric-openmpi-ob1-tcp-node-pairs-net")
+    case.sanity()
+    assert case.check.outliers == ""
+    assert len(json.loads(case.check.fabric_pairs)) == 12  # 4 x 3 pairs, each way
+    values = case.performance()
+    assert values["pair_bw_median"][4] == "MB/s" and values["pair_bw_median"][0] > 100
+    assert values["outlier_nodes"][0] == 0 and values["outlier_links"][0] == 0
+    # the same sweep with node m3's pairs 20 times slower names m3, and only m3
+    slow = one(offline, "FabricCheck", "openmpi", partition="rig", **params)
+    slow.give_outputs("fabric-openmpi-ob1-tcp-node-pairs-net", _slow_node("m3", 20.0))
+    with pytest.raises(SanityError, match=r"node m3: bandwidth \d+\.\dx below") as err:
+        slow.sanity()
+    assert not re.search(r"node m[124]\b", str(err.value))
+
+
+def test_fabric_patterns_on_the_production_pair_verified_at_both_levels(offline):
+    params = {"transport": "openmpi/ob1-vader+tcp", "mapping": "core", "mode": "patterns"}
+    case = one(offline, "FabricCheck", "openmpi", partition="rig", **params)
+    script = case.script()
+    assert "export OMPI_MCA_btl=self,vader,tcp" in script and "#SBATCH --ntasks=8" in script
+    case.give_outputs("fabric-openmpi-ob1-vader+tcp-core-patterns-net")
+    case.sanity()
+    values = case.performance()
+    assert values["neighbour_onnode_bw"][0] > 0 and values["cube_offnode_bw"][0] > 0
+    # 8 ranks as 2 x 4: the transpose sends every rank to itself, no traffic to report
+    assert not [name for name in values if name.startswith("transpose_")]
+    # the pair's on-node half not taken: ranks on one node over TCP fails naming both
+    tcp_only = one(offline, "FabricCheck", "openmpi", partition="rig", **params)
+    tcp_only.give_outputs("fabric-openmpi-ob1-vader+tcp-core-patterns-net")
+    err = tcp_only.stagedir / "rfm_job.err"
+    err.write_text(re.sub(r"Using vader btl for send to (\S+) on node (\S+)",
+                          r"Using tcp btl for send to \1 on node \2", err.read_text()))
+    with pytest.raises(SanityError, match="requested on-node traffic over btl=vader, the run "
+                       "used btl=tcp"):
+        tcp_only.sanity()
