@@ -101,6 +101,7 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     bench_options = ("mode", "rounds", "size", "iterations", "latency_iterations",
                      "repetitions")
     tags = {"fabric", "nightly", "acceptance"}
+    between_nodes = True
 
     @run_after("setup")
     def needs_nodes(self) -> None:

@@ -569,3 +569,17 @@ def test_fabric_patterns_on_the_production_pair_verified_at_both_levels(offline)
     with pytest.raises(SanityError, match="requested on-node traffic over btl=vader, the run "
                        "used btl=tcp"):
         tcp_only.sanity()
+
+
+def test_fabric_skips_shared_memory_where_a_pair_measures_it_else_holds_it(offline):
+    patterns = {"mapping": "core", "mode": "patterns"}
+    vader = one(offline, "FabricCheck", "openmpi", partition="rig",
+                transport="openmpi/ob1-vader", **patterns)
+    assert vader.skipped == ("ob1-vader carries no traffic between nodes; its traffic within "
+                             "one is measured over ob1-vader+tcp")
+    # Intel MPI's OFI shm provider has no pair over it: held to one node, said why
+    alone = one(offline, "FabricCheck", "intelmpi", partition="rig",
+                transport="intelmpi/ofi-shm", **patterns)
+    assert not alone.skipped
+    assert "#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=2\n" in alone.script()  # one node
+    assert alone.check.span_note.startswith("ofi-shm carries traffic within a node only")

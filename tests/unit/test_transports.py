@@ -359,3 +359,16 @@ def test_gpu_memory_lanes_prove_no_path_between_ranks():
                        "tag(cuda_copy/cuda)\n")
     assert problems(lookup("mpich", "ucx-rc"), only_gpu)[-1] == (
         "UCX logged no endpoint to a peer (no 'ep_cfg' line)")
+
+
+def test_pairs_over_a_shared_memory_transport_are_those_on_its_path():
+    from sentinel.mpi.transports import pairs_over
+
+    offered = declared({"openmpi", "ob1-vader", "ob1-tcp", "ucx-sm", "ucx-rc"})
+    vader, ucx_sm = lookup("openmpi", "ob1-vader"), lookup("openmpi", "ucx-sm")
+    assert [p.name for p in pairs_over(vader, offered)] == ["ob1-vader+tcp"]
+    assert [p.name for p in pairs_over(ucx_sm, offered)] == ["ucx-sm+rc"]
+    assert pairs_over(lookup("openmpi", "ob1-tcp"), offered) == []  # not shared memory
+    intel = declared({"intelmpi", "shm", "ofi-shm", "shm-ofi-tcp"})
+    assert [p.name for p in pairs_over(lookup("intelmpi", "shm"), intel)] == ["shm-ofi-tcp"]
+    assert pairs_over(lookup("intelmpi", "ofi-shm"), intel) == []

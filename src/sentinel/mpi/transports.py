@@ -353,6 +353,13 @@ def declared(features: set[str]) -> list[Transport]:
     return [out[k] for k in sorted(out)]
 
 
+def pairs_over(t: Transport, offered: list[Transport]) -> list[Transport]:
+    """The production pairs among ``offered`` whose on-node path is shared-memory ``t``'s."""
+    if not t.intra_node:
+        return []
+    return [p for p in offered if p.family == t.family and p.is_pair and p.on_node == t.on_node]
+
+
 def _pairs(family: str, offered: set[str]) -> list[Transport]:
     """The production pairs of ``family`` whose halves are both among ``offered``."""
     out = []

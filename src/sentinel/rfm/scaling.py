@@ -17,6 +17,7 @@ from reframe.core.builtins import run_after, run_before, variable
 from sentinel.analysis import jacobi
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import series_placement_problems
+from sentinel.mpi.transports import declared, pairs_over
 from sentinel.parsers.sentinel_output import BenchOutput, split_launches
 from sentinel.rfm.base import partition_nodes
 from sentinel.rfm.threads import partition_topology, ranks_of
@@ -208,6 +209,10 @@ class SpanNodes(rfm.RegressionTestPlugin):
 
     rank_pair = False
     spans_nodes = True
+    #: What the check measures is traffic between nodes: a shared-memory
+    #: transport is not held to one node but skipped where a production pair
+    #: over it is offered (the pair's on-node traffic is measured there).
+    between_nodes = False
 
     def cores_per_rank(self) -> int:
         """Cores each rank takes (its threads)."""
@@ -217,6 +222,12 @@ class SpanNodes(rfm.RegressionTestPlugin):
     def span_nodes(self) -> None:
         """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
         part = self.current_partition
+        if self.between_nodes and not self.is_series:
+            pairs = pairs_over(self.transport_info,
+                               declared(set(self.current_environ.features)))
+            self.skip_if(bool(pairs), f"{self.transport_info.name} carries no traffic between "
+                                      f"nodes; its traffic within one is measured over "
+                                      f"{', '.join(p.name for p in pairs)}")
         nodes = node_span(self, self.nodes)
         self.skip_if(self.mapping == "node" and nodes < 2,
                      f"mapping node needs 2 nodes; {nodes} of partition {part.fullname} asked")
