@@ -136,14 +136,19 @@ def test_torque_asks_for_distinct_nodes_exclusively(tmp_path):
     assert core[5:8] == ["#PBS -l nodes=1:ppn=2", "#PBS -q dssc", "#PBS -n"]
 
 
+def _catalogue_listing(check: str, checks_file: str, tmp_path) -> set[tuple[str, str]]:
+    """(transport, mapping) of each variant of ``check`` the catalogue site lists."""
+    run = reframe(["--system", "catalogue_site", "-n", f"^{check}", "-l"], tmp_path,
+                  config=ROOT / "tests" / "config" / "catalogue.py", checks=(checks_file,))
+    assert run.returncode == 0, run.output[-3000:]
+    return set(re.findall(rf"^- {check} %transport=(\S+) %mapping=(\w+)", run.output,
+                          re.MULTILINE))
+
+
 def test_every_catalogue_entry_and_interface_generates_and_lists(tmp_path):
     from sentinel.mpi.transports import CATALOGUE, lookup
 
-    run = reframe(["--system", "catalogue_site", "-n", "^Pt2ptCheck", "-l"], tmp_path,
-                  config=ROOT / "tests" / "config" / "catalogue.py", checks=("pt2pt.py",))
-    assert run.returncode == 0, run.output[-3000:]
-    listed = set(re.findall(r"^- Pt2ptCheck %transport=(\S+) %mapping=(\w+)", run.output,
-                            re.MULTILINE))
+    listed = _catalogue_listing("Pt2ptCheck", "pt2pt.py", tmp_path)
     # A pair with halves is one level at a time in a 2-rank check: its halves measure it.
     own = [t for t in CATALOGUE.values() if not t.halves]
     expected = {(t.name, m) for t in own for m in ("core", "socket", "node")
@@ -158,11 +163,7 @@ def test_every_catalogue_entry_and_interface_generates_and_lists(tmp_path):
 def test_every_production_pair_generates_where_both_halves_are_offered(tmp_path):
     from sentinel.mpi.transports import CATALOGUE, lookup
 
-    run = reframe(["--system", "catalogue_site", "-n", "^FabricCheck", "-l"], tmp_path,
-                  config=ROOT / "tests" / "config" / "catalogue.py", checks=("fabric.py",))
-    assert run.returncode == 0, run.output[-3000:]
-    listed = set(re.findall(r"^- FabricCheck %transport=(\S+) %mapping=(\w+)", run.output,
-                            re.MULTILINE))
+    listed = _catalogue_listing("FabricCheck", "fabric.py", tmp_path)
     pairs = [t for t in CATALOGUE.values() if t.halves]
     expected = {t.name for t in pairs}
     expected |= {lookup(t.family, f"{t.name}-ib0").name for t in pairs if t.interface_vars}
