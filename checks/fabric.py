@@ -133,8 +133,7 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
         self.fabric_pairs = fabric.pairs_json(pairs)
         bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z)
         latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z)
-        found = [*bw.nodes.values(), *latency.nodes.values(), *bw.links.values(),
-                 *latency.links.values()]
+        found = fabric.findings(bw, latency)
         self.outliers = "\n".join(found)
         if found:
             raise SentinelError("; ".join(found))

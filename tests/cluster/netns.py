@@ -18,6 +18,7 @@ Usage (root)::
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import uuid
@@ -173,12 +174,21 @@ def restore(node: Node) -> None:
                    capture_output=True, timeout=30)
 
 
-def unavailable() -> str | None:
-    """Why per-node namespaces cannot be made here, or None when they can."""
+def unavailable(tc: bool = False) -> str | None:
+    """Why per-node namespaces (with ``tc``: and their rate limits) cannot be made here.
+
+    None when they can.
+    """
+    if shutil.which("ip") is None or (tc and shutil.which("tc") is None):
+        return "iproute2 is not installed (apt install iproute2)"
     try:
-        up(1)
-    except (NetworkError, OSError) as err:  # no CAP_NET_ADMIN, no veth or bridge driver
-        return f"cannot create a bridged network namespace here: {err}"
+        (node,) = up(1)
+        if tc:
+            degrade(node, "1gbit")
+            degrade_pair(node, node, "1gbit")
+    except (NetworkError, OSError) as err:  # no CAP_NET_ADMIN, no veth, bridge, tbf or htb
+        return (f"cannot create a bridged network namespace{' with tc rate limits' if tc else ''}"
+                f" here: {err}")
     finally:
         down(1)
     return None

@@ -125,6 +125,19 @@ def need_stack(family: str) -> None:
     pytest.skip(msg)
 
 
+def need_capability(name: str, reason: str | None) -> None:
+    """Skip with ``reason`` (in CI, where SENTINEL_REQUIRE_STACKS has ``name``: fail).
+
+    ``name`` is ``netns`` (network namespaces with veth and a bridge) or
+    ``tc`` (rate limits inside them); ``reason`` is None when it is here.
+    """
+    if reason is None:
+        return
+    if name in REQUIRED:
+        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes {name}, but {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def quick_matrix(tmp_path_factory) -> Run:
     """The quick matching selection over every transport of this host, run once."""

@@ -31,6 +31,7 @@ from tests.integration.conftest import (
     QUICK,
     build_bench,
     mpi_env,
+    need_capability,
     need_slurm,
     need_stack,
     reframe,
@@ -47,9 +48,7 @@ CONFIG = ROOT / "tests" / "config" / "rig.py"
 def rig(tmp_path_factory):
     """Slurm with the four nodes of two sockets; its slurm.conf. Stopped by PID at the end."""
     need_slurm("nsenter", "unshare")
-    reason = netns.unavailable()
-    if reason:
-        pytest.skip(reason)
+    need_capability("netns", netns.unavailable())
     root = tmp_path_factory.mktemp("rig")
     try:
         conf = slurm.up(root, net=NODES, shape=SHAPE)

@@ -114,3 +114,25 @@ def test_aggregate_loaded_and_pattern_values():
                        match=r"x: latency reported for \['gone', 'idle'\] state"):
         text = (FABRIC / "loaded.out").read_text()
         fabric.loaded_values(parse(text.replace("state=loaded", "state=gone"), "fabric"), "x")
+
+
+def _slower(pairs, node: str, by: float, latency: bool = False):
+    """The pairs with every one of ``node``'s ``by`` times worse (bandwidth or latency)."""
+    def worse(p):
+        if node not in (p.src, p.dst):
+            return p
+        if latency:
+            return fabric.Pair(p.src, p.dst, p.bw_mbs, p.latency_us * by)
+        return fabric.Pair(p.src, p.dst, p.bw_mbs / by, p.latency_us)
+    return [worse(p) for p in pairs]
+
+
+def test_a_node_five_times_slower_in_latency_is_named_at_the_default_factor():
+    pairs, _, _ = _judge("pairs-clean.out")
+    latency = fabric.judge(_slower(pairs, "m3", 5.0, latency=True), False, 3.0, 3.5)
+    assert list(latency.nodes) == ["m3"] and latency.links == {}
+    assert re.fullmatch(r"node m3: latency \d\.\dx above the partition median in 6 of 6 "
+                        r"pairs", latency.nodes["m3"])
+    # twice as slow is under the factor: silent
+    assert fabric.judge(_slower(pairs, "m3", 2.0, latency=True), False, 3.0, 3.5).nodes == {}
+

@@ -62,3 +62,17 @@ def test_queue_model(tag, comm, model):
     found, evidence = queue_model(tag, comm)
     assert found == model
     assert evidence.startswith("tag M ")
+
+
+def test_a_line_of_three_points_or_more_carries_its_intervals():
+    from sentinel.analysis.fits import linear_fit
+
+    exact = linear_fit([2, 4], [3.0, 7.0])  # two points: exact, no interval of its own
+    assert (exact.slope, exact.intercept) == pytest.approx((2.0, -1.0))
+    assert exact.slope_interval is None and exact.intercept_interval is None
+    # t = 5 + 2 N with residuals of 0.1: both intervals tight around the truth
+    fit = linear_fit([2, 4, 8, 16, 32], [9.1, 12.9, 21.1, 36.9, 69.1])
+    lo, hi = fit.slope_interval
+    assert lo < 2.0 < hi and hi - lo < 0.1
+    lo, hi = fit.intercept_interval
+    assert lo < 5.0 < hi and lo > 0

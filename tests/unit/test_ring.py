@@ -20,10 +20,16 @@ def test_lap_times_and_the_line_over_the_series():
     values = ring.values(_runs([1, 2, 3, 4]), "out")
     assert values["lap_N2"] == (pytest.approx(0.661), "us")  # median of 0.6658 0.6576 0.6610
     assert values["lap_N4"] == (pytest.approx(10.9721), "us")
-    # t = a + b N through (2, 0.661), (3, 8.1738), (4, 10.9721): b = 5.1556 us per hop
-    assert values["hop"][0] == pytest.approx((10.9721 - 0.661) / 2, rel=1e-3)
+    # t = a + b N through (2, 0.661), (3, 8.1738), (4, 10.9721): b = 5.16 us per hop and
+    # a = -8.9 us, but on this 2-CPU host N = 3 and 4 share CPUs, and three points
+    # leave one degree of freedom: the 95 % intervals of both reach below zero, so
+    # neither is a value (a negative fixed part is no time); each is given by its bound
     assert 0 < values["lap_fit_r2"][0] <= 1
-    assert values.unresolved == {}
+    assert set(values.unresolved) == {"hop", "lap_offset"}
+    assert values.unresolved["hop"].startswith("< 22 us: its interval -12.1 .. 22.4 us "
+                                               "includes 0")
+    assert values.unresolved["lap_offset"].startswith("< 45 us: its interval -62.6 .. "
+                                                      "44.9 us includes 0")
 
 
 def test_a_series_without_two_ring_sizes_leaves_the_line_unresolved():

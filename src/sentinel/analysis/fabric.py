@@ -80,6 +80,11 @@ class Verdict:
     links: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The order-statistics interval of the level over the fine nodes' medians.
     interval: tuple[float, float] | None = None
+    #: Why the partition's level cannot be trusted ('' when it can): more
+    #: than a third of the nodes look slow.
+    doubt: str = ""
+    #: Nodes whose every pair is with a named node: not judged.
+    unjudged: list[str] = field(default_factory=list)
 
 
 def pairs_of(out: BenchOutput, stdout: str) -> list[Pair]:
@@ -138,27 +143,92 @@ def level(pairs: list[Pair], higher_is_better: bool) -> float:
     return math.exp(statistics.median(_node_logs(pairs, higher_is_better)[2].values()))
 
 
+def _by_node(logs: dict[Pair, float]) -> dict[str, list[tuple[str, float]]]:
+    """Each node's pairs (sent and received) as (peer, log value)."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for p, lg in logs.items():
+        out.setdefault(p.src, []).append((p.dst, lg))
+        out.setdefault(p.dst, []).append((p.src, lg))
+    return out
+
+
+def _scores(mine: dict[str, list[tuple[str, float]]], bad: set[str]) -> dict[str, float]:
+    """Each node's median over its pairs with peers not in ``bad`` (none left: no score)."""
+    out = {}
+    for n, peers in mine.items():
+        kept = [lg for peer, lg in peers if peer not in bad]
+        if kept:
+            out[n] = statistics.median(kept)
+    return out
+
+
+def _worst(scores: dict[str, float], bad: set[str], sign: float, worse: float,
+           z: float) -> tuple[str, float] | None:
+    """The node furthest out on the bad side, judged against the healthy others, if any is."""
+    found = None
+    for n, m in scores.items():
+        if n in bad:
+            continue
+        # against the healthy others: at small N a node's own median would
+        # widen the spread it is measured by, and a culprit already named
+        # would widen it for the next
+        others = [v for k, v in scores.items() if k != n and k not in bad]
+        if not others:
+            continue
+        centre = statistics.median(others)
+        off = sign * (m - centre)
+        if off >= worse and _z(m, centre, _mad(others)) >= z and (not found or off > found[1]):
+            found = (n, off)
+    return found
+
+
 def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) -> Verdict:
-    """Outlier nodes and links of bandwidth (``higher_is_better``) or latency."""
+    """Outlier nodes and links of bandwidth (``higher_is_better``) or latency.
+
+    Nodes are named one at a time, the worst first; each named node's pairs
+    then leave the other nodes' medians, so that a healthy node's pairs with
+    a slow one do not count against it and the spread is the healthy
+    majority's. Up to a third of the nodes are named; more than that found
+    slow leaves the partition's level itself in doubt (:attr:`Verdict.doubt`).
+    """
     what = "bandwidth" if higher_is_better else "latency"
     side = "below" if higher_is_better else "above"
     sign = -1.0 if higher_is_better else 1.0  # log(value) - level, > 0: worse
-    logs, mine, medians = _node_logs(pairs, higher_is_better)
+    logs, _, _ = _node_logs(pairs, higher_is_better)
+    mine = _by_node(logs)
+    nodes = sorted(mine)
     worse = math.log(factor)
-    named: dict[str, str] = {}
-    for n, m in medians.items():
-        # against the other nodes: at small N a node's own median would
-        # widen the spread it is measured by (four nodes: three of them)
-        others = [v for k, v in medians.items() if k != n]
-        centre = statistics.median(others)
-        if sign * (m - centre) >= worse and _z(m, centre, _mad(others)) >= z:
-            bad = sum(sign * (v - centre) >= worse for v in mine[n])
-            named[n] = (f"node {n}: {what} {math.exp(sign * (m - centre)):.1f}x {side} the "
-                        f"partition median in {bad} of {len(mine[n])} pairs")
-    fine_medians = [v for k, v in medians.items() if k not in named]
-    level = statistics.median(fine_medians)
-    lo, hi = median_interval(fine_medians)
-    verdict = Verdict(what, math.exp(level), named, interval=(math.exp(lo), math.exp(hi)))
+    cap = max(len(nodes) // 3, 1)
+    bad: set[str] = set()
+    while True:
+        scores = _scores(mine, bad)
+        found = _worst(scores, bad, sign, worse, z)
+        if found is None or len(bad) == cap:
+            break
+        bad.add(found[0])
+    fine = [v for k, v in scores.items() if k not in bad]
+    level = statistics.median(fine)
+    lo, hi = median_interval(fine)
+    verdict = Verdict(what, math.exp(level), interval=(math.exp(lo), math.exp(hi)))
+    for n in sorted(bad):
+        kept = [lg for peer, lg in mine[n] if peer not in bad]
+        slow = sum(sign * (lg - level) >= worse for lg in kept)
+        verdict.nodes[n] = (f"node {n}: {what} {math.exp(sign * (scores[n] - level)):.1f}x "
+                            f"{side} the partition median in {slow} of {len(kept)} pairs"
+                            + (" with healthy nodes" if len(bad) > 1 else ""))
+    if found is not None:
+        verdict.doubt = (f"{what}: more than a third of the {len(nodes)} nodes look slow "
+                         f"({', '.join(sorted(bad | {found[0]}))} and maybe more): the "
+                         "partition's level itself is in doubt")
+    verdict.unjudged = sorted(set(nodes) - set(scores))
+    _judge_links(verdict, logs, sign, worse, z, level)
+    return verdict
+
+
+def _judge_links(verdict: Verdict, logs: dict[Pair, float], sign: float, worse: float,
+                 z: float, level: float) -> None:
+    """Pairs slow while both their nodes are fine, named once (both ways when so)."""
+    side = "below" if sign < 0 else "above"
     fine = {p: lg for p, lg in logs.items() if not {p.src, p.dst} & verdict.nodes.keys()}
     spread = _mad(list(fine.values())) if fine else 0.0
     slow = {(p.src, p.dst): sign * (lg - level) for p, lg in fine.items()
@@ -167,11 +237,21 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
         if (b, a) in slow and b < a:
             continue  # said with (b, a): both ways
         ways = (b, a) in slow
-        verdict.links[(a, b)] = (f"link {a} {'<->' if ways else '->'} {b}: {what} "
+        verdict.links[(a, b)] = (f"link {a} {'<->' if ways else '->'} {b}: {verdict.what} "
                                  f"{math.exp(min(by, slow.get((b, a), by))):.1f}x {side} the "
                                  f"partition median{', both ways' if ways else ''}; "
                                  "both nodes fine")
-    return verdict
+
+
+def findings(bw: Verdict, latency: Verdict) -> list[str]:
+    """What a sweep found, one line each: nodes, links, a level in doubt, nodes not judged."""
+    found = [*bw.nodes.values(), *latency.nodes.values(), *bw.links.values(),
+             *latency.links.values(), *filter(None, (bw.doubt, latency.doubt))]
+    unjudged = sorted(set(bw.unjudged) | set(latency.unjudged))
+    if unjudged and found:
+        found.append(f"not judged: {', '.join(unjudged)} (every pair of theirs is with a "
+                     "named node; run rounds=all)")
+    return found
 
 
 def values(pairs: list[Pair], bw: Verdict, latency: Verdict) -> Values:

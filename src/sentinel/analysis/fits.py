@@ -171,11 +171,18 @@ class HockneyFit:
 
 @dataclass(frozen=True)
 class LineFit:
-    """``y = intercept + slope x`` by least squares, and its R^2."""
+    """``y = intercept + slope x`` by least squares, and its R^2.
+
+    With three points or more, the 95 % confidence intervals of the slope
+    and the intercept (Student's t over the residuals); with two, the line
+    is exact and says nothing of its own uncertainty (None).
+    """
 
     slope: float
     intercept: float
     r2: float
+    slope_interval: tuple[float, float] | None = None
+    intercept_interval: tuple[float, float] | None = None
 
 
 def linear_fit(x: list[float], y: list[float]) -> LineFit:
@@ -184,7 +191,13 @@ def linear_fit(x: list[float], y: list[float]) -> LineFit:
         raise SentinelError(f"linear_fit: need two distinct x, got {sorted(set(x))}")
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     fit = _line(xs, ys)
-    return LineFit(float(fit.slope), float(fit.intercept), _r2(fit, ys))
+    if len(xs) < 3:
+        return LineFit(float(fit.slope), float(fit.intercept), _r2(fit, ys))
+    t = t_quantile(len(xs) - 2)
+    slope, intercept = float(fit.slope), float(fit.intercept)
+    return LineFit(slope, intercept, _r2(fit, ys),
+                   (slope - t * fit.stderr, slope + t * fit.stderr),
+                   (intercept - t * fit.intercept_stderr, intercept + t * fit.intercept_stderr))
 
 
 def hockney_fit(times_us: dict[int, float]) -> HockneyFit:

@@ -17,8 +17,7 @@ SPEC = CheckSpec(
                 "the repetitions, the slowest rank's)", headline={}, scaling="n"),
         PerfVar("hop", "us", LOWER, "b of t = a + b N over the series: the cost of one hop",
                 headline={}),
-        PerfVar("lap_offset", "us", NEUTRAL, "a of t = a + b N: the lap time's fixed part",
-                signed=True),
+        PerfVar("lap_offset", "us", NEUTRAL, "a of t = a + b N: the lap time's fixed part"),
         PerfVar("lap_fit_r2", "1", NEUTRAL, "R^2 of t = a + b N"),
     ),
 )
@@ -51,7 +50,8 @@ def values(runs: dict[int, BenchOutput], stdout: str) -> Values:
         out.unresolved.update({"hop": why, "lap_offset": why, "lap_fit_r2": why})
         return out
     fit = linear_fit(list(ring), list(ring.values()))
-    out.put("hop", fit.slope)
-    out.put("lap_offset", fit.intercept)
+    # A hop or a fixed part at or below zero is no time: unresolved, with its bound.
+    out.put("hop", fit.slope, fit.slope_interval)
+    out.put("lap_offset", fit.intercept, fit.intercept_interval)
     out.put("lap_fit_r2", fit.r2)
     return out
