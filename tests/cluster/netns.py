@@ -181,16 +181,18 @@ def unavailable(tc: bool = False) -> str | None:
     """
     if shutil.which("ip") is None or (tc and shutil.which("tc") is None):
         return "iproute2 is not installed (apt install iproute2)"
+    count = 2 if tc else 1
     try:
-        (node,) = up(1)
+        made = up(count)
         if tc:
-            degrade(node, "1gbit")
-            degrade_pair(node, node, "1gbit")
+            degrade(made[0], "1gbit")
+            restore(made[0])
+            degrade_pair(made[0], made[1], "1gbit")
     except (NetworkError, OSError) as err:  # no CAP_NET_ADMIN, no veth, bridge, tbf or htb
         return (f"cannot create a bridged network namespace{' with tc rate limits' if tc else ''}"
                 f" here: {err}")
     finally:
-        down(1)
+        down(count)
     return None
 
 

@@ -75,7 +75,7 @@ def test_two_slow_nodes_of_six_are_both_named_and_nothing_else(six, tmp_path):
     assert len(cases) == SWEEPS, run.output[-3000:]
     expected = {("node", f"m{n.index}") for n in SLOW}
     assert [_named(tc) for tc in cases] == [expected] * SWEEPS
-    for tc in cases:
-        text = (Path(tc["outputdir"]) / "rfm_job.out").read_text()
+    for tc in cases:  # a failed test keeps its stage directory, not its output one
+        text = (Path(tc["stagedir"]) / "rfm_job.out").read_text()
         assert len(set(re.findall(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", text,
                                   re.M))) == NODES

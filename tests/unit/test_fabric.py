@@ -6,7 +6,9 @@ four namespaced test nodes (``README.md`` there says how each was made).
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 
 import pytest
 
@@ -136,3 +138,47 @@ def test_a_node_five_times_slower_in_latency_is_named_at_the_default_factor():
     # twice as slow is under the factor: silent
     assert fabric.judge(_slower(pairs, "m3", 2.0, latency=True), False, 3.0, 3.5).nodes == {}
 
+
+
+SIX_TWO_SLOW = [f"pairs-six-two-slow-{i}.out" for i in range(10)]
+
+
+def test_six_healthy_nodes_name_nothing():
+    pairs, bw, latency = _judge("pairs-six-clean.out")
+    assert len(pairs) == 30
+    assert bw.nodes == bw.links == latency.nodes == latency.links == {}
+    assert bw.doubt == latency.doubt == "" and bw.unjudged == []
+
+
+@pytest.mark.parametrize("name", SIX_TWO_SLOW)
+def test_two_slow_nodes_of_six_are_both_named_and_nothing_else(name):
+    # m2's and m5's links at 1 Gbit/s at once: a third of the partition
+    pairs, bw, _ = _judge(name)
+    assert sorted(bw.nodes) == ["m2", "m5"] and bw.links == {} and bw.doubt == ""
+    assert all(said.endswith("in 8 of 8 pairs with healthy nodes") for said in bw.nodes.values())
+    # the level is the healthy nodes': the slow ones' pairs (18 of 30) do not move it
+    assert bw.level > 3 * max(p.bw_mbs for p in pairs if {p.src, p.dst} & {"m2", "m5"})
+
+
+def test_the_second_culprit_is_judged_against_the_healthy_majority():
+    # In sweep 3 the healthy nodes' medians split 546-547 / 780-788 (the
+    # ranks sharing this host's CPUs); scored against all five others, m2's
+    # spread included m5's and its z-score was 2.9, under the cut, and the
+    # sweep named nine links instead of two nodes. Against the nodes within
+    # the factor of the centre it is 6.5.
+    pairs, bw, _ = _judge("pairs-six-two-slow-3.out")
+    scores = {n: statistics.median(math.log(p.bw_mbs) for p in pairs if n in (p.src, p.dst))
+              for n in ("m1", "m3", "m4", "m6")}
+    assert max(scores.values()) - min(scores.values()) > math.log(1.4)
+    assert sorted(bw.nodes) == ["m2", "m5"]
+
+
+def test_more_than_a_third_slow_puts_the_level_in_doubt():
+    pairs, _, _ = _judge("pairs-six-clean.out")
+    # three of six: m1 and m2 ten times slower, m3 three times
+    three = _slower(_slower(_slower(pairs, "m1", 10.0), "m2", 10.0), "m3", 3.0)
+    bw = fabric.judge(three, True, 2.0, 3.5)
+    assert sorted(bw.nodes) == ["m1", "m2"]  # a third of six, the worst first
+    assert bw.doubt == ("bandwidth: more than a third of the 6 nodes look slow (m1, m2, m3 "
+                        "and maybe more): the partition's level itself is in doubt")
+    assert bw.doubt in fabric.findings(bw, fabric.judge(three, False, 3.0, 3.5))

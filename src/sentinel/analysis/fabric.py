@@ -170,14 +170,16 @@ def _worst(scores: dict[str, float], bad: set[str], sign: float, worse: float,
         if n in bad:
             continue
         # against the healthy others: at small N a node's own median would
-        # widen the spread it is measured by, and a culprit already named
-        # would widen it for the next
+        # widen the spread it is measured by, and a culprit not yet named
+        # would widen it for the next, so the spread is that of the others
+        # within the factor of their centre
         others = [v for k, v in scores.items() if k != n and k not in bad]
         if not others:
             continue
         centre = statistics.median(others)
+        near = [v for v in others if abs(v - centre) < worse] or others
         off = sign * (m - centre)
-        if off >= worse and _z(m, centre, _mad(others)) >= z and (not found or off > found[1]):
+        if off >= worse and _z(m, centre, _mad(near)) >= z and (not found or off > found[1]):
             found = (n, off)
     return found
 
