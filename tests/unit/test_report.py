@@ -123,7 +123,7 @@ def test_summaries_have_one_line_per_variable():
     csv_text = tables.summary_csv(rows)
     assert csv_text.splitlines()[0] == ",".join(tables.SUMMARY_FIELDS)
     assert len(csv_text.splitlines()) == len(rows) + 1
-    summary = json.loads(tables.summary_json(rows, tables.acceptance(cases), []))
+    summary = json.loads(tables.summary_json(rows, tables.acceptance(cases), [], cases))
     assert summary["verdict"] == "NO REQUIREMENTS" and len(summary["variables"]) == len(rows)
 
 
@@ -270,3 +270,29 @@ def test_seconds_below_one_are_shown_in_ms_us_or_ns_with_their_interval_and_band
     assert tables.measured(1.461e-06, "s", (1.2e-06, 1.9e-06)) == "1.461 us [1.2, 1.9]"
     assert tables.bounds(9e-07, None, "s", 1.461e-06) == "[0.9, inf] us"
     assert tables.bounds(None, 2.0, "us", 1.0) == "[-inf, 2] us"
+
+
+RETRIED = DATA.parent / "run-report-retried.json"
+
+
+def test_a_retried_test_case_keeps_its_first_failure_in_the_report(tmp_path):
+    # Pt2ptCheck over ob1-tcp and ob1-vader with a 1 s time limit and
+    # --max-retries=1: both attempts of each timed out (a real session)
+    cases = cases_of(json.loads(RETRIED.read_text()), "x")
+    retried = {c.transport: c.retried for c in cases if c.retried}
+    assert set(retried) == {"ob1-tcp", "ob1-vader"}
+    assert all(len(r) == 1 and re.fullmatch(r"attempt 1: fail: job error: \[jobid=\d+\] job "
+                                            r"timed out \(\S+ > 1\.0s\)", r[0])
+               for r in retried.values())
+    assert [c.retried for c in cases if c.check == "BenchBuild"] == [[]]
+    written = report_pkg.build([RETRIED], None, tmp_path / "out")
+    page = written.html.read_text()
+    assert '<section id="retried">' in page and "2 test case(s) ran again" in page
+    summary = json.loads(written.json.read_text())
+    assert {c["result"] for c in summary["retried_test_cases"]} == {"fail"}
+    assert all(c["earlier"][0].startswith("attempt 1: fail: job error")
+               for c in summary["retried_test_cases"])
+    # a session that ran every test case once lists none
+    again = report_pkg.build([DATA], None, tmp_path / "once")
+    assert "No test case was retried" in again.html.read_text()
+    assert json.loads(again.json.read_text())["retried_test_cases"] == []

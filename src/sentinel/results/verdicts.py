@@ -33,20 +33,32 @@ class Verdict:
         return self.lower is not None or self.upper is not None
 
 
-def last_attempts(report: dict) -> list[dict]:
-    """Each test case of ``report`` as its last attempt.
+def attempts(report: dict) -> list[list[dict]]:
+    """Each test case of ``report`` as its attempts, first to last.
 
     With ``--max-retries`` ReFrame adds a run per retry holding only the
-    retried test cases; a retry replaces the earlier attempt. The copies of
-    ``--repeat`` share a name but not a unique name: each is kept.
+    retried test cases. The copies of ``--repeat`` share a name but not a
+    unique name: each is a test case of its own.
     """
-    latest: dict[tuple, dict] = {}
+    found: dict[tuple, list[dict]] = {}
     for run in report.get("runs") or []:
         for tc in run.get("testcases", []):
             key = (tc.get("unique_name") or tc["name"], tc.get("system"), tc.get("partition"),
                    tc.get("environ"))
-            latest[key] = tc
-    return list(latest.values())
+            found.setdefault(key, []).append(tc)
+    return list(found.values())
+
+
+def last_attempts(report: dict) -> list[dict]:
+    """Each test case of ``report`` as its last attempt (a retry replaces the earlier)."""
+    return [tries[-1] for tries in attempts(report)]
+
+
+def earlier(tries: list[dict]) -> list[str]:
+    """What each attempt before the last ended with: ``attempt 1: fail: <reason>``."""
+    return [f"attempt {i}: {tc.get('result')}: "
+            f"{tc.get('fail_reason') or tc.get('fail_phase') or 'no reason recorded'}"
+            for i, tc in enumerate(tries[:-1], 1)]
 
 
 def verdicts(report: dict) -> list[Verdict]:

@@ -86,6 +86,6 @@ def _write(inputs: Inputs, out_dir: Path) -> Written:
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, acc,
                                       tables.transport_matrix(inputs.cases), figures, found,
                                       summary.summarise(inputs, acc, found)))
-    written.json.write_text(tables.summary_json(all_rows, acc, shown.problems))
+    written.json.write_text(tables.summary_json(all_rows, acc, shown.problems, inputs.cases))
     written.csv.write_text(tables.summary_csv(all_rows))
     return written

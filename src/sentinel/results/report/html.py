@@ -120,6 +120,17 @@ def _acceptance(acc: Acceptance) -> str:
     return "".join(parts)
 
 
+def _retried(cases: list[Case]) -> str:
+    retried = [c for c in cases if c.retried]
+    if not retried:
+        return "<p>No test case was retried: each result is its first attempt.</p>"
+    body = [(c.where, c.name, "; ".join(c.retried), c.result.upper()) for c in retried]
+    return (f"<p>{len(retried)} test case(s) ran again after a failure (--max-retries): "
+            "the earlier attempts are findings too (a crash that comes and goes is not "
+            "a pass).</p>"
+            + _table(("where", "test", "earlier attempts", "last attempt"), body))
+
+
 def _nodes(cases: list[Case]) -> str:
     vetted = nodes(cases)
     if not vetted:
@@ -351,13 +362,14 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
                       *(_link("p-" + slug(p), p) for p in parts),
                       *(_link(sid, head) for sid, head in (
                           ("since", "What changed"), ("acceptance", "Acceptance"),
-                          ("changes", "Change points"),
+                          ("changes", "Change points"), ("retried", "Retried"),
                           ("nodes", "Nodes"), ("matrix", "Transport matrix"),
                           ("unmeasured", "Not measured"), ("inputs", "Inputs")))])
     sections = [
         ("acceptance", "Acceptance: every requirement, every failed test case",
          _acceptance(acc)),
         ("changes", "Change points in the history", _changes(found, len(inputs.history))),
+        ("retried", "Retried: test cases whose first attempt failed", _retried(inputs.cases)),
         ("nodes", "Every node vetted (node-local checks, one job per node)",
          _nodes(inputs.cases)),
         ("matrix", "Transport matrix (pt2pt: 8 B latency, peak bandwidth)",

@@ -26,7 +26,7 @@ import msgspec
 from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
 from sentinel.errors import SentinelError
 from sentinel.results import provenance
-from sentinel.results.verdicts import last_attempts
+from sentinel.results.verdicts import attempts, earlier
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
 _ENTRY_LEN = 6
@@ -164,6 +164,9 @@ class Case:
     #: What the result depended on (:mod:`sentinel.results.provenance`); empty
     #: for a session of an older suite, a build or a series job.
     provenance: dict[str, str] = field(default_factory=dict)
+    #: What the attempts before this one ended with (``--max-retries``), first
+    #: first: ``attempt 1: fail: <reason>``; empty when it ran once.
+    retried: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -320,12 +323,14 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
 def cases_of(report: dict, source: str, headline_only: bool = False) -> list[Case]:
     """The last attempt of each test case of a run report; ValueError names what is wrong."""
     session = _session(report, source)
-    attempts = last_attempts(report)
-    cases = [_case(tc, session, source, headline_only) for tc in attempts]
-    why = _DependencyReasons(attempts, source)
-    for tc, case in zip(attempts, cases):
+    tried = attempts(report)
+    last = [tries[-1] for tries in tried]
+    cases = [_case(tc, session, source, headline_only) for tc in last]
+    why = _DependencyReasons(last, source)
+    for tc, case, tries in zip(last, cases, tried):
         if case.result == "skip" and not case.fail_reason:
             case.fail_reason = why.of(tc)
+        case.retried = earlier(tries)
     return cases
 
 

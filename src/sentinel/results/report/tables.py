@@ -158,12 +158,15 @@ def measured(value: float | None, unit: str, interval: tuple[float, float] | Non
     return f"{num(value, unit)} [{_digits(interval[0] / factor)}, {_digits(interval[1] / factor)}]"
 
 
-def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str]) -> str:
-    """The machine-readable summary: verdict, problems, every variable."""
+def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str],
+                 cases: list[Case]) -> str:
+    """The machine-readable summary: verdict, problems, retried cases, every variable."""
     return json.dumps({
         "verdict": acc.verdict,
         "failed_test_cases": [{"test": c.name, "where": c.where, "reason": c.fail_reason}
                               for c in acc.failed_cases],
+        "retried_test_cases": [{"test": c.name, "where": c.where, "earlier": c.retried,
+                                "result": c.result} for c in cases if c.retried],
         "problems": problems,
         "variables": [r.as_dict() for r in all_rows],
     }, indent=1)
