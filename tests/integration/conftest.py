@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,12 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.results.verdicts import last_attempts
+from sentinel.results.verdicts import attempts, earlier, last_attempts
 from sentinel.site import detect
 from tests.conftest import ROOT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
 QUICK = ["--mode", "quick"]
+
+
+#: Why the tests that retry do: Open MPI 4.1.4's TCP BTL crashing right after
+#: it connects (tests/data/joberr/openmpi-series-segfault.txt), about 2 runs in
+#: 10 on the namespaced nodes.
+OMPI_TCP_CRASH = r"Segmentation fault|signal 11"
+#: MPICH 4.0's shutdown over UCX that never returns (its watchdog names it).
+MPICH_FINALIZE_HANG = r"MPI_Finalize did not return"
 
 
 @dataclass
@@ -37,6 +46,23 @@ class Run:
         """
         return [tc for tc in last_attempts(self.report) if tc["name"].startswith(check)
                 and all(tc.get(k) == v for k, v in match.items())]
+
+    def retried(self) -> dict[str, list[str]]:
+        """Each retried test case's name and what its earlier attempts ended with."""
+        return {tries[-1]["name"]: earlier(tries) for tries in attempts(self.report)
+                if len(tries) > 1}
+
+    def assert_retries(self, known: str) -> None:
+        """Every earlier attempt of a retried test case ended as ``known`` (a regex) says.
+
+        A retry is for a known transient failure; another one is a finding,
+        and fails the test instead of being hidden by the retry.
+        """
+        retried = self.retried()
+        print("retried:", retried or "none")
+        unknown = {name: why for name, tries in retried.items() for why in tries
+                   if not re.search(known, why)}
+        assert not unknown, f"retried for a failure other than /{known}/: {unknown}"
 
     def case(self, check: str = "", **match) -> dict:
         found = self.cases(check, **match)

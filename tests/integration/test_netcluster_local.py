@@ -20,7 +20,14 @@ from typing import TypeVar
 import pytest
 
 from tests.cluster import netns, slurm
-from tests.integration.conftest import QUICK, need_capability, need_slurm, need_stack, reframe
+from tests.integration.conftest import (
+    OMPI_TCP_CRASH,
+    QUICK,
+    need_capability,
+    need_slurm,
+    need_stack,
+    reframe,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -61,8 +68,10 @@ def _nodes(tc: dict) -> list[str]:
 def _on_net(conf: Path, out: Path, args: list[str], checks: tuple[str, ...]):
     """reframe over the namespaced partition, its output under ``out``."""
     out.mkdir()
-    return reframe([*args, "--system", "local:slurm-net", "-r"], out,
-                   env={"SLURM_CONF": str(conf)}, checks=checks)
+    run = reframe([*args, "--system", "local:slurm-net", "-r"], out,
+                  env={"SLURM_CONF": str(conf)}, checks=checks)
+    run.assert_retries(OMPI_TCP_CRASH)
+    return run
 
 
 def _namespaces() -> str:

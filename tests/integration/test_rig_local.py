@@ -28,6 +28,8 @@ from tests.cluster import netns, slurm
 from tests.cluster.topology import NodeShape
 from tests.conftest import ROOT
 from tests.integration.conftest import (
+    MPICH_FINALIZE_HANG,
+    OMPI_TCP_CRASH,
     QUICK,
     build_bench,
     mpi_env,
@@ -207,7 +209,7 @@ def _series(conf: Path, out: Path):
     minutes; the model of a pair is judged offline (test_checks_offline.py).
     A shutdown that hangs (MPICH's) is stopped after 20 s, not 60.
     """
-    return _on_rig(conf, out, [
+    run = _on_rig(conf, out, [
         *QUICK, "--max-retries=1",
         *(x for check in ("RingCheck", "JacobiCheck", "CollectivesCheck")
           for x in ("-S", f"{check}.transports={SERIES_TRANSPORTS}",
@@ -218,6 +220,8 @@ def _series(conf: Path, out: Path):
         "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
               "^JacobiCheck.*mapping=socket.*mode=pure"],
         ("ring.py", "jacobi.py", "collectives.py"), env={"SENTINEL_FINALIZE_TIMEOUT": "20"})
+    run.assert_retries(f"{OMPI_TCP_CRASH}|{MPICH_FINALIZE_HANG}")
+    return run
 
 
 #: Per check, the series' counts at 2 ranks a node and which nodes each spans.
