@@ -26,7 +26,7 @@ QUICK = ["--mode", "quick"]
 #: 10 on the namespaced nodes.
 OMPI_TCP_CRASH = r"Segmentation fault|signal 11"
 #: MPICH 4.0's shutdown over UCX that never returns (its watchdog names it).
-MPICH_FINALIZE_HANG = r"MPI_Finalize did not return"
+MPICH_FINALIZE_HANG = r"hung in MPI_Finalize|MPI_Finalize did not return"
 
 
 @dataclass

@@ -376,3 +376,25 @@ def test_aggregate_loaded_and_patterns_run_over_the_four_nodes(cluster, tmp_path
     assert {k for k in perf if k.endswith("_bw") and "aggregate" not in k} == {
         f"{p}_offnode_bw" for p in ("bitrev", "butterfly", "complement", "transpose",
                                     "shuffle", "neighbour", "cube", "baseline", "random")}
+
+
+def test_concurrent_pairs_sum_when_each_has_a_link_of_its_own(cluster, tmp_path):
+    """With every node's link at 1 Gbit/s the links, not this host's CPUs, are the
+    bottleneck: two pairs streaming at once move twice what one pair does. A
+    sweep that ran its pairs one after the other would measure 1x, and fail."""
+    need_stack("intelmpi")
+    nodes = netns.nodes(NODES)
+    for node in nodes:
+        netns.degrade(node, RATE)
+    try:
+        run = _on_net(cluster, tmp_path / "aggregate", [
+            *FABRIC, "-n", "^FabricCheck.*mapping=node.*mode=aggregate"], ("fabric.py",))
+    finally:
+        for node in nodes:
+            netns.restore(node)
+    tc = run.case("FabricCheck", transport="ofi-tcp", mapping="node")
+    assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
+    perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+    print("aggregate at 1 Gbit/s a link:", perf)
+    assert perf["aggregate_bw_P1"] < 130  # one link: 125 MB/s at most
+    assert 1.7 < perf["aggregate_bw_P2"] / perf["aggregate_bw_P1"] < 2.3

@@ -40,3 +40,13 @@ def test_a_retry_for_a_known_failure_passes_and_any_other_fails():
     with pytest.raises(AssertionError, match="retried for a failure other than "
                                              r"/Segmentation fault\|signal 11/"):
         run.assert_retries(conftest.OMPI_TCP_CRASH)
+
+
+def test_the_known_causes_match_what_the_suite_says_of_them():
+    import re
+
+    from sentinel.parsers.jobend import FINALIZE_HANG
+
+    assert re.search(conftest.MPICH_FINALIZE_HANG, f"ring had printed all its results, "
+                                                   f"{FINALIZE_HANG}: its watchdog stopped")
+    assert re.search(conftest.OMPI_TCP_CRASH, "srun: task(s) 4 on m3: Segmentation fault")
