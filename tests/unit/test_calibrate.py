@@ -209,3 +209,25 @@ def test_calibrating_from_earlier_run_reports_runs_nothing(tmp_path, capsys):
     assert cli.main(["calibrate", "--partition", "local:cpu", "--from-reports", str(paths[0]),
                      str(paths[2]), "--", "-n", "Pt2ptCheck"]) == 1
     assert "--from-reports takes the runs from the reports" in capsys.readouterr().err
+
+
+def test_runs_back_to_back_are_said_to_sample_minutes_not_nights():
+    import copy
+    import json
+
+    from tests.conftest import DATA
+
+    first = json.loads((DATA / "run-report-retried.json").read_text())
+    start = first["session_info"]["time_start_unix"]
+
+    def at(offset_s: float) -> tuple[str, dict]:
+        report = copy.deepcopy(first)
+        report["session_info"]["time_start_unix"] = start + offset_s
+        return (f"run+{offset_s:g}", report)
+
+    minutes = calibrate.time_span_note([at(0), at(90), at(200)])
+    assert minutes.startswith("the 3 runs span 3 minute(s), not nights: ")
+    assert "--from-reports" in minutes
+    # three nights apart (or a single run): nothing to say
+    assert calibrate.time_span_note([at(0), at(86400), at(2 * 86400)]) == ""
+    assert calibrate.time_span_note([at(0)]) == ""

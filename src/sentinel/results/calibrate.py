@@ -109,6 +109,30 @@ def floors(specs: list[str]) -> Floors:
     return Floors(default, tuple(overrides))
 
 
+#: Runs closer together than this sample one stretch of the machine's state,
+#: not the nights a band must hold for.
+NIGHTS_APART_S = 12 * 3600
+
+
+def time_span_note(reports: list[tuple[str, dict]]) -> str:
+    """Why the runs' bands may not hold over nights ('' when the runs span 12 hours or more).
+
+    A machine drifts over minutes and hours (its other jobs, its clocks, its
+    temperature): bands from runs back to back describe one stretch of it,
+    and the next night's unchanged run can fall outside them everywhere.
+    """
+    starts = [t for _, r in reports
+              if isinstance(t := (r.get("session_info") or {}).get("time_start_unix"),
+                            (int, float))]
+    if len(starts) < 2 or max(starts) - min(starts) >= NIGHTS_APART_S:
+        return ""
+    minutes = (max(starts) - min(starts)) / 60
+    return (f"the {len(starts)} runs span {minutes:.0f} minute(s), not nights: their bands "
+            "sample one stretch of this machine; calibrate from the stored run reports of "
+            "several nights (--from-reports reports/run-report-*.json) for bands that hold "
+            "night after night")
+
+
 def collect(reports: list[tuple[str, dict]]) -> dict[Key, Series]:
     """Every performance value of the passing tests of the run reports.
 

@@ -204,6 +204,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     series = calibrate.collect(reports)
     refs, notes = calibrate.references(series, args.runs, args.k,
                                        floor, args.variables)
+    notes += list(filter(None, [calibrate.time_span_note(reports)]))
     if not refs:
         raise SentinelError("the selection produced no performance values to calibrate")
     old_text = path.read_text() if path.exists() else ""
