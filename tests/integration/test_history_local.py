@@ -75,8 +75,8 @@ def test_nightly_sessions_are_stored_and_compared_with_the_earlier_nights(tmp_pa
     # The nightly mode ends with the change points of the nightly sessions
     # (three nights: too few for a segment on either side, so none).
     assert ("mpi-sentinel: change points over the nightly sessions (sentinel changes "
-            "--mode nightly):\n  3 sessions, 0 change points (E-Divisive means, "
-            "p <= 0.01)") in last.output
+            "--mode nightly):\n  3 sessions, 0 change points (E-Divisive means and "
+            "blocks, p <= 0.01)") in last.output
     assert "change points over the nightly" not in quick.output
 
     # The end-of-run table of the nightly mode: this session against the stored nights.

@@ -8,9 +8,11 @@ namespaced nodes, the second node's link slowed from session 9 on.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sentinel.results import changes
@@ -89,7 +91,7 @@ def test_too_few_sessions_on_a_side_are_not_a_segment():
 def test_the_lines_printed_name_session_shift_p_and_verdict():
     history = _history(LIMITED, 25)
     lines = changes.render(changes.find(history), history, 0.01)
-    assert lines[0] == "25 sessions, 3 change points (E-Divisive means, p <= 0.01)"
+    assert lines[0] == "25 sessions, 3 change points (E-Divisive means and blocks, p <= 0.01)"
     bw = next(line for line in lines if " bw_peak: " in line)
     assert f"session {history[20][0]['uuid'][:8]}: local:cpu+openmpi {TCP} bw_peak: " in bw
     assert bw.endswith("MB/s (-95.6%, p = 0.005) regression")
@@ -116,3 +118,36 @@ def test_the_newest_session_names_a_step_on_its_third_night_and_not_again():
         "bw_peak", "bibw_peak", "fit_bw"}
     fourth = history[:24]
     assert changes.named_by(fourth[-1][0]["uuid"], fourth, changes.find(fourth)) == []
+
+
+def _reordered(history: list, order: list[int]) -> list:
+    """The sessions of ``history`` in ``order``, each given the start time of its new place."""
+    times = [info["time_start_unix"] for info, _ in history]
+    return [({**history[i][0], "time_start_unix": times[k]}, history[i][1])
+            for k, i in enumerate(order)]
+
+
+def test_a_block_that_came_back_is_named_by_its_start_and_its_end():
+    # 10 unchanged sessions, 4 of the rate-limited ones, the other 10 unchanged:
+    # a regression of four nights that went away again (captured sessions)
+    history = _history(LIMITED, 25)
+    blocky = _reordered(history, [*range(10), 20, 21, 22, 23, *range(10, 20)])
+    assert changes.change_points([1.0] * 10 + [0.05] * 4 + [1.0] * 10) == []  # no step
+    found = [c for c in changes.find(blocky) if c.test == TCP and c.variable == "bw_peak"]
+    assert [(c.after.session, c.verdict) for c in found] == [
+        (history[20][0]["uuid"], "regression"), (history[10][0]["uuid"], "improvement")]
+    start, end = found
+    assert start.block.startswith("start of a block of 4 sessions, back on ")
+    assert end.block.startswith("end of a block of 4 sessions that began on ")
+    assert start.shift < -0.9 and start.pvalue <= 0.01
+    line = next(x for x in changes.render(found, blocky, 0.01) if "regression" in x)
+    assert re.search(r"regression \(start of a block of 4 sessions, back on "
+                     r"\d{4}-\d\d-\d\d\)$", line), line
+
+
+def test_noise_alone_makes_no_block():
+    # the 20 unchanged sessions in five other orders: nothing left and came back
+    history = _history(LIMITED, 25)[:20]
+    for seed in range(5):
+        order = list(np.random.default_rng(seed).permutation(20))
+        assert changes.find(_reordered(history, order)) == []

@@ -80,6 +80,10 @@ class Change:
     provenance: tuple[str, ...] = ()
     #: The mode of the sessions compared (``nightly``; '' for unmarked ones).
     mode: str = ""
+    #: For the two edges of a level that left and came back (a block of
+    #: sessions): what the block was (``start of a block of 4 sessions,
+    #: back on 2026-11-20``); '' for a step.
+    block: str = ""
 
     @property
     def shift(self) -> float:
@@ -184,6 +188,77 @@ def change_points(values: list[float], pvalue: float = PVALUE,
     return sorted(found.items())
 
 
+#: A block: at least :data:`MIN_SEGMENT` sessions in a row, each at least this
+#: many robust standard deviations off its window's median, on one side.
+BLOCK_Z = 2.0
+#: Permutations of a block's test: a block of 3 of 50 sessions is as extreme
+#: in about 1 order of 450 (its values side by side), so 199 orders would
+#: leave its p-value a coin toss around 0.01. The scan is only run on the
+#: windows where such a run exists, so the finer test costs little.
+BLOCK_PERMUTATIONS = 999
+
+
+def _runs_off(z: np.ndarray) -> list[tuple[int, int, float]]:
+    """Runs ``[i, j)`` beyond :data:`BLOCK_Z` on one side, each with its excess.
+
+    A run is at least :data:`MIN_SEGMENT` values long, with as many of the
+    window's values on either side of it.
+    """
+    out = []
+    i, n = 0, len(z)
+    while i < n:
+        side = 1 if z[i] >= BLOCK_Z else -1 if z[i] <= -BLOCK_Z else 0
+        j = i + 1
+        while side and j < n and side * z[j] >= BLOCK_Z:
+            j += 1
+        if side and j - i >= MIN_SEGMENT and i >= MIN_SEGMENT and n - j >= MIN_SEGMENT:
+            out.append((i, j, float(np.sum(np.abs(z[i:j])))))
+        i = j
+    return out
+
+
+def _scan(z: np.ndarray) -> tuple[int, int, float] | None:
+    """The run of :func:`_runs_off` with the largest excess."""
+    return max(_runs_off(z), key=lambda r: r[2], default=None)
+
+
+def blocks(values: list[float], pvalue: float = PVALUE,
+           permutations: int = BLOCK_PERMUTATIONS,
+           seed: int = 0) -> list[tuple[int, int, float]]:
+    """A level that left and came back: ``(start, end, p)`` of the block, or [].
+
+    E-Divisive splits a window in two; a block of a few sessions in the middle
+    of a long window moves neither side's distribution enough to be a split,
+    so a regression that came and went was never named. Here each value is
+    scored on the logarithms against the window's median and robust spread
+    (1.4826 MAD, which a block of a minority of the sessions cannot move);
+    the statistic is the largest summed score of a run of at least
+    :data:`MIN_SEGMENT` sessions each :data:`BLOCK_Z` or more off on one side,
+    with sessions of the window's level before and after it, and its p-value
+    is a permutation test's over the window's values in random orders (the
+    same test E-Divisive's splits take).
+    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < 3 * MIN_SEGMENT or np.any(x <= 0):
+        return []
+    logs = np.log(x)
+    spread = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+    if spread == 0:
+        return []
+    z = (logs - np.median(logs)) / spread
+    found = _scan(z)
+    if found is None:
+        return []
+    rng = np.random.default_rng(seed)
+    tie = found[2] * (1 - 1e-9)
+    higher = 0
+    for _ in range(permutations):
+        other = _scan(rng.permutation(z))
+        higher += other is not None and other[2] >= tie
+    p = (higher + 1) / (permutations + 1)
+    return [(found[0], found[1], p)] if p <= pvalue else []
+
+
 def find(history: list[tuple[dict, list[Case]]], pvalue: float = PVALUE,
          permutations: int = PERMUTATIONS, min_shift: float = MIN_SHIFT,
          headline_only: bool = True) -> list[Change]:
@@ -219,18 +294,46 @@ def _of_series(key: tuple[str, str, str, str], points: list[Point], directions: 
         return []
     found = change_points(values, pvalue, permutations)
     bounds = [0, *(i for i, _ in found), len(values)]
+    better = directions.get(name, "")
     out = []
     for k, (i, p) in enumerate(found):
         old = statistics.median(values[bounds[k]:i])
         new = statistics.median(values[i:bounds[k + 2]])
-        before, after = points[i - 1], points[i]
-        change = Change(where, test, name, units.get(name, ""), before, after, old, new, p,
-                        _verdict(directions.get(name, ""), old, new),
-                        tuple(provenance.diff(dict(before.provenance),
-                                              dict(after.provenance))), mode)
+        change = _change(key, units, points, i, old, new, p, better)
         if abs(change.shift) >= min_shift:
             out.append(change)
-    return out
+    for a, b in zip(bounds, bounds[1:]):
+        for i, j, p in blocks(values[a:b], pvalue, max(permutations, BLOCK_PERMUTATIONS)):
+            out += _block(key, units, points[a:b], values[a:b], i, j, p, better, min_shift)
+    return sorted(out, key=lambda c: c.after.time)
+
+
+def _change(key: tuple[str, str, str, str], units: dict[str, str], points: list[Point],
+            i: int, old: float, new: float, p: float, better: str, block: str = "") -> Change:
+    """The change between ``points[i - 1]`` and ``points[i]``."""
+    mode, where, test, name = key
+    before, after = points[i - 1], points[i]
+    return Change(where, test, name, units.get(name, ""), before, after, old, new, p,
+                  _verdict(better, old, new),
+                  tuple(provenance.diff(dict(before.provenance), dict(after.provenance))),
+                  mode, block)
+
+
+def _block(key: tuple[str, str, str, str], units: dict[str, str], points: list[Point],
+           values: list[float], i: int, j: int, p: float, better: str,
+           min_shift: float) -> list[Change]:
+    """The two edges of the block ``[i, j)`` of a window: where it left, where it came back."""
+    level = statistics.median(values[:i] + values[j:])
+    inside = statistics.median(values[i:j])
+    if level <= 0 or abs(inside / level - 1) < min_shift:
+        return []
+    back = time.strftime("%Y-%m-%d", time.gmtime(points[j].time))
+    began = time.strftime("%Y-%m-%d", time.gmtime(points[i].time))
+    n = j - i
+    return [_change(key, units, points, i, level, inside, p, better,
+                    f"start of a block of {n} sessions, back on {back}"),
+            _change(key, units, points, j, inside, level, p, better,
+                    f"end of a block of {n} sessions that began on {began}")]
 
 
 def named_by(session: str, history: list[tuple[dict, list[Case]]], found: list[Change],
@@ -271,14 +374,14 @@ def _direction(change: Change) -> str:
 def render(found: list[Change], history: list[tuple[dict, list[Case]]],
            pvalue: float) -> list[str]:
     """The lines ``sentinel changes`` (and the nightly mode's end) prints."""
-    lines = [f"{len(history)} sessions, {len(found)} change points (E-Divisive means, "
-             f"p <= {pvalue})"]
+    lines = [f"{len(history)} sessions, {len(found)} change points (E-Divisive means and "
+             f"blocks, p <= {pvalue})"]
     for c in found:
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(c.after.time))
         mode = f" ({c.mode} sessions)" if c.mode else ""
         lines.append(f"{when} session {c.after.session[:8]}{mode}: {c.where} {c.test} "
                      f"{c.variable}: "
                      f"{c.old:.4g} -> {c.new:.4g} {c.unit} ({c.shift:+.1%}, p = {c.pvalue:.3f}) "
-                     f"{c.verdict}")
+                     f"{c.verdict}" + (f" ({c.block})" if c.block else ""))
         lines += [f"    provenance: {line}" for line in c.provenance]
     return lines

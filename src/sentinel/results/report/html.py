@@ -182,12 +182,13 @@ def _queue_models(cases: list[Case]) -> str:
 def _changes(found: list[Change], sessions: int) -> str:
     if not found:
         return (f"<p>No change point over the {sessions} stored sessions (E-Divisive means, "
-                "headline variables).</p>")
+                "and blocks that left their level and came back; headline variables).</p>")
     body = [(time.strftime("%Y-%m-%d %H:%M", time.gmtime(c.after.time)),
              c.after.session[:8] + (f" ({c.mode})" if c.mode else ""),
              c.where, c.test, c.variable, f"{num(c.old, c.unit)} -> {num(c.new, c.unit)}",
-             f"{c.shift:+.1%}", f"{c.pvalue:.3f}", c.verdict, "; ".join(c.provenance) or
-             "nothing recorded differs")
+             f"{c.shift:+.1%}", f"{c.pvalue:.3f}",
+             f"{c.verdict} ({c.block})" if c.block else c.verdict,
+             "; ".join(c.provenance) or "nothing recorded differs")
             for c in found]
     return _table(("first session", "session", "where", "test", "variable", "median before "
                    "-> after", "shift", "p", "verdict", "what changed (provenance)"), body)
