@@ -81,7 +81,7 @@ import yaml
 from sentinel.analysis.variables import HIGHER, spec_of
 from sentinel.results import changes
 from sentinel.results.report.load import Inputs, load_history
-from sentinel.results.verdicts import failed, verdicts
+from sentinel.results.verdicts import verdicts
 from tests.cluster import degrade
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
@@ -236,13 +236,17 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
             probes.append(degrade.host_speed(probe))
             _run(inside, history, SELECTION, None)
 
-    slow = failed(tcp.report)
+    # worse than the band, as for the unchanged runs: this host also drifts
+    # faster over minutes (ob1-vader's peak 50 % above its band in one run)
+    slow, quicker = _outside(tcp.report)
+    print("better than the band at the limit (not counted):", quicker)
+    slow = set(slow)
     assert _tests(slow) == {TCP}, tcp.output[-3000:]
     blind = _blind(calibrated)
     print("TCP bands calibrate said would not catch a halving:", blind)
     assert {"bw_peak", "bibw_peak"} - blind <= {var for _, var in slow}
     assert tcp.returncode != 0 and "performance" in tcp.output
-    busy = failed(shm.report)
+    busy = set(_outside(shm.report)[0])
     assert _tests(busy) == {SHM}, shm.output[-3000:]
     assert "bw_1048576B" in {var for _, var in busy}
 
@@ -262,7 +266,8 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
     # in one run here it fell from 8000 to 5830, 4144 and 2091 MB/s over the
     # three sessions before the limit, the last of which began the low segment.
     near = {s[0]["uuid"] for s in whole[UNCHANGED - changes.MIN_SEGMENT:UNCHANGED + 1]}
-    fit = {n for n in _named(found) if n[:2] == (TCP, "fit_bw") and n[2] in near}
+    fit = {n for n in _named(found) if n[:2] == (TCP, "fit_bw") and n[2] in near
+           and n[2] not in host}
     print("fit_bw change points near the limit:", fit)
     named = _named(found)
     # the fit may also stay within the noise of its series: named at most once
