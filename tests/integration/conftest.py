@@ -164,6 +164,27 @@ def need_capability(name: str, reason: str | None) -> None:
     pytest.skip(reason)
 
 
+def namespaced_slurm(tmp_path_factory, name: str, nodes: int, capability: str,
+                     shape=None, what: str = "Slurm with namespaced nodes"):
+    """Start Slurm with ``nodes`` namespaced nodes, yield its slurm.conf, stop it by PID.
+
+    The body of the module fixtures of the namespaced test clusters;
+    ``capability`` (``netns`` or ``tc``) is the one the tests need.
+    """
+    from tests.cluster import netns, slurm
+
+    need_slurm("nsenter", "unshare")
+    need_capability(capability, netns.unavailable(tc=capability == "tc"))
+    root = tmp_path_factory.mktemp(name)
+    try:
+        conf = slurm.up(root, net=nodes, shape=shape)
+    except (slurm.ClusterError, netns.NetworkError) as err:
+        slurm.down(root)
+        pytest.fail(f"{what} did not come up: {err}")
+    yield conf
+    slurm.down(root)
+
+
 @pytest.fixture(scope="session")
 def quick_matrix(tmp_path_factory) -> Run:
     """The quick matching selection over every transport of this host, run once."""

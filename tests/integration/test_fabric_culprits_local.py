@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster import netns, slurm
-from tests.integration.conftest import need_capability, need_slurm, need_stack, reframe
+from tests.cluster import netns
+from tests.integration.conftest import namespaced_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -33,16 +33,8 @@ RIG_LATENCY_FACTOR = "10"
 @pytest.fixture(scope="module")
 def six(tmp_path_factory):
     """Slurm with six namespaced nodes; its slurm.conf. Stopped by PID at the end."""
-    need_slurm("nsenter")
-    need_capability("tc", netns.unavailable(tc=True))
-    root = tmp_path_factory.mktemp("slurm-six")
-    try:
-        conf = slurm.up(root, net=NODES)
-    except (slurm.ClusterError, netns.NetworkError) as err:
-        slurm.down(root)
-        pytest.fail(f"Slurm with six namespaced nodes did not come up: {err}")
-    yield conf
-    slurm.down(root)
+    yield from namespaced_slurm(tmp_path_factory, "slurm-six", NODES, "tc",
+                                what="Slurm with six namespaced nodes")
 
 
 def _named(tc: dict) -> set[tuple[str, str]]:

@@ -19,12 +19,11 @@ from typing import TypeVar
 
 import pytest
 
-from tests.cluster import netns, slurm
+from tests.cluster import netns
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
     QUICK,
-    need_capability,
-    need_slurm,
+    namespaced_slurm,
     need_stack,
     reframe,
 )
@@ -42,16 +41,7 @@ PT2PT = [*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=stan
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Slurm with the namespaced partition; its slurm.conf. Stopped by PID at the end."""
-    need_slurm("nsenter")
-    need_capability("tc", netns.unavailable(tc=True))
-    root = tmp_path_factory.mktemp("slurm-net")
-    try:
-        conf = slurm.up(root, net=NODES)
-    except (slurm.ClusterError, netns.NetworkError) as err:
-        slurm.down(root)
-        pytest.fail(f"Slurm with namespaced nodes did not come up: {err}")
-    yield conf
-    slurm.down(root)
+    yield from namespaced_slurm(tmp_path_factory, "slurm-net", NODES, "tc")
     assert not any(n.namespace in _namespaces() for n in netns.nodes(NODES))
 
 

@@ -24,7 +24,7 @@ import pytest
 from sentinel.parsers.jobend import FINALIZE_HANG
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
-from tests.cluster import netns, slurm
+from tests.cluster import slurm
 from tests.cluster.topology import NodeShape
 from tests.conftest import ROOT
 from tests.integration.conftest import (
@@ -33,8 +33,7 @@ from tests.integration.conftest import (
     QUICK,
     build_bench,
     mpi_env,
-    need_capability,
-    need_slurm,
+    namespaced_slurm,
     need_stack,
     reframe,
 )
@@ -49,16 +48,7 @@ CONFIG = ROOT / "tests" / "config" / "rig.py"
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     """Slurm with the four nodes of two sockets; its slurm.conf. Stopped by PID at the end."""
-    need_slurm("nsenter", "unshare")
-    need_capability("netns", netns.unavailable())
-    root = tmp_path_factory.mktemp("rig")
-    try:
-        conf = slurm.up(root, net=NODES, shape=SHAPE)
-    except (slurm.ClusterError, netns.NetworkError) as err:
-        slurm.down(root)
-        pytest.fail(f"the rig did not come up: {err}")
-    yield conf
-    slurm.down(root)
+    yield from namespaced_slurm(tmp_path_factory, "rig", NODES, "netns", SHAPE, "the rig")
 
 
 def _srun(conf: Path, *args: str) -> str:
