@@ -129,18 +129,15 @@ def _z(x: float, centre: float, mad: float) -> float:
     return 0.6745 * abs(x - centre) / mad if mad > 0 else math.inf
 
 
-def _node_logs(pairs: list[Pair], higher_is_better: bool
-               ) -> tuple[dict[Pair, float], dict[str, list[float]], dict[str, float]]:
-    """Each pair's log value, each node's pairs' log values and their median."""
-    logs = {p: math.log(p.bw_mbs if higher_is_better else p.latency_us) for p in pairs}
-    nodes = sorted({p.src for p in pairs} | {p.dst for p in pairs})
-    mine = {n: [lg for p, lg in logs.items() if n in (p.src, p.dst)] for n in nodes}
-    return logs, mine, {n: statistics.median(v) for n, v in mine.items()}
+def _logs(pairs: list[Pair], higher_is_better: bool) -> dict[Pair, float]:
+    """Each pair's bandwidth or latency, as its logarithm."""
+    return {p: math.log(p.bw_mbs if higher_is_better else p.latency_us) for p in pairs}
 
 
 def level(pairs: list[Pair], higher_is_better: bool) -> float:
     """The median of the node medians of bandwidth or latency: one slow node does not move it."""
-    return math.exp(statistics.median(_node_logs(pairs, higher_is_better)[2].values()))
+    return math.exp(statistics.median(_scores(_by_node(_logs(pairs, higher_is_better)),
+                                              set()).values()))
 
 
 def _by_node(logs: dict[Pair, float]) -> dict[str, list[tuple[str, float]]]:
@@ -196,7 +193,7 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
     what = "bandwidth" if higher_is_better else "latency"
     side = "below" if higher_is_better else "above"
     sign = -1.0 if higher_is_better else 1.0  # log(value) - level, > 0: worse
-    logs, _, _ = _node_logs(pairs, higher_is_better)
+    logs = _logs(pairs, higher_is_better)
     mine = _by_node(logs)
     nodes = sorted(mine)
     worse = math.log(factor)
