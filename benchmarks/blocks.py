@@ -14,8 +14,19 @@ detector (``sentinel.results.changes``: E-Divisive means and the block scan):
   ``--factor`` (0.5: halved), the block is found when both its edges are
   named at the right nights.
 
+Beside it, a maintained multiple change-point method judges the same
+series: PELT (Killick, Fearnhead and Eckley, "Optimal detection of
+changepoints with a linear computational cost", 2012; ``ruptures``, the
+``bench`` extra: ``pip install -e .[bench]``), least squares on the
+logarithms, at least ``MIN_SEGMENT`` nights a segment, the penalty
+2 sigma^2 ln n with sigma the series' noise (the median absolute
+difference of successive nights / (0.6745 sqrt 2)), and a boundary kept
+only when the medians either side differ by ``MIN_SHIFT`` or more, as the
+suite's detector requires. A block is found by it when both edges are
+among its boundaries at the right nights.
+
 Prints, per series and in all: false alarms per series of nights, blocks
-found, and the seconds the detector took.
+found, and the seconds each method took.
 
     .venv/bin/python benchmarks/blocks.py --nights 50 --trials 40 --block 4
 """
@@ -70,36 +81,66 @@ def _named(values: list[float]) -> tuple[list[int], list[int]]:
             [int(c.after.session) for c in found if c.block])
 
 
+def _pelt(values: list[float]) -> list[int]:
+    """The nights where PELT starts a new segment (see the module's text)."""
+    try:
+        import ruptures
+    except ImportError:
+        raise SystemExit("benchmarks/blocks.py: PELT needs ruptures: pip install -e .[bench]") \
+            from None
+    logs = np.log(np.asarray(values, dtype=float))
+    sigma = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * np.sqrt(2)) or 1e-6
+    cuts = ruptures.Pelt(model="l2", min_size=changes.MIN_SEGMENT, jump=1).fit(logs).predict(
+        pen=2 * sigma ** 2 * np.log(len(logs)))[:-1]
+    edges = [0, *cuts, len(values)]
+    medians = [float(np.median(values[a:b])) for a, b in zip(edges, edges[1:])]
+    return [cut for cut, old, new in zip(cuts, medians, medians[1:])
+            if abs(new / old - 1) >= changes.MIN_SHIFT]
+
+
+def _trial(rng: np.random.Generator, values: list[float], args: argparse.Namespace,
+           clock: dict[str, float]) -> dict[str, int]:
+    """One unchanged series and the same with a block, judged by both methods."""
+    series = list(rng.choice(values, args.nights))
+    at = int(rng.integers(args.nights // 3, 2 * args.nights // 3 - args.block))
+    blocky = [v * args.factor if at <= i < at + args.block else v for i, v in enumerate(series)]
+    start = time.perf_counter()
+    step, block = _named(series)
+    _, edges = _named(blocky)
+    clock["e-divisive"] += time.perf_counter() - start
+    start = time.perf_counter()
+    pelt, pelt_blocky = _pelt(series), _pelt(blocky)
+    clock["pelt"] += time.perf_counter() - start
+    return {"steps": bool(step), "blocks": bool(block), "found": edges == [at, at + args.block],
+            "pelt_false": bool(pelt), "pelt_found": pelt_blocky == [at, at + args.block]}
+
+
 def main() -> int:
     """Draw the series, judge them, print the counts."""
     args = _parser().parse_args()
     rng = np.random.default_rng(args.seed)
-    totals = {"series": 0, "steps": 0, "blocks": 0, "found": 0}
-    start = time.perf_counter()
+    totals = {"series": 0, "steps": 0, "blocks": 0, "found": 0, "pelt_false": 0,
+              "pelt_found": 0}
+    clock = {"e-divisive": 0.0, "pelt": 0.0}
     for key, values in sorted(_measured(args.db, args.unchanged).items()):
-        steps = blocks = found = 0
+        counts = {k: 0 for k in totals}
         for _ in range(args.trials):
-            series = list(rng.choice(values, args.nights))
-            step, block = _named(series)
-            steps += bool(step)
-            blocks += bool(block)
-            at = int(rng.integers(args.nights // 3, 2 * args.nights // 3 - args.block))
-            blocky = [v * args.factor if at <= i < at + args.block else v
-                      for i, v in enumerate(series)]
-            _, edges = _named(blocky)
-            found += edges == [at, at + args.block]
-        totals["series"] += args.trials
-        totals["steps"] += steps
-        totals["blocks"] += blocks
-        totals["found"] += found
-        print(f"{key}: false steps {steps}/{args.trials}, false blocks {blocks}/{args.trials}, "
-              f"blocks found {found}/{args.trials} (spread of the measured values "
+            for k, v in _trial(rng, values, args, clock).items():
+                counts[k] += v
+        counts["series"] = args.trials
+        for k in totals:
+            totals[k] += counts[k]
+        print(f"{key}: false steps {counts['steps']}/{args.trials}, false blocks "
+              f"{counts['blocks']}/{args.trials}, blocks found {counts['found']}/{args.trials}; "
+              f"PELT: false {counts['pelt_false']}/{args.trials}, found "
+              f"{counts['pelt_found']}/{args.trials} (spread of the measured values "
               f"{np.std(np.log(values)):.1%})")
-    seconds = time.perf_counter() - start
-    print(f"all: false steps {totals['steps']}, false blocks {totals['blocks']} in "
-          f"{totals['series']} series of {args.nights} unchanged nights; "
-          f"{args.block}-night blocks x{args.factor:g} found "
-          f"{totals['found']}/{totals['series']}; {seconds:.1f} s")
+    print(f"all, E-Divisive and the block scan: false steps {totals['steps']}, false blocks "
+          f"{totals['blocks']} in {totals['series']} series of {args.nights} unchanged nights; "
+          f"{args.block}-night blocks x{args.factor:g} found {totals['found']}/{totals['series']}; "
+          f"{clock['e-divisive']:.1f} s")
+    print(f"all, PELT: series with a false boundary {totals['pelt_false']}/{totals['series']}; "
+          f"blocks found {totals['pelt_found']}/{totals['series']}; {clock['pelt']:.1f} s")
     return 0
 
 

@@ -77,33 +77,32 @@ def busy_loop(cpu: int) -> Iterator[int]:
 
 
 
-PROBE = Path(__file__).with_name("host_probe.c")
+BENCH = Path(__file__).resolve().parents[2] / "src" / "bench"
 
 
 def build_host_probe(where: Path) -> Path:
-    """Compile :data:`PROBE` (``host_probe.c``) into ``where``; returns the program."""
-    exe = where / "host_probe"
-    proc = subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread",
-                           "-o", str(exe), str(PROBE)], capture_output=True, text=True)
+    """Build the suite's host probe (``src/bench/host``) into ``where``; returns the program."""
+    exe = where / "host"
+    proc = subprocess.run(["mpicc.openmpi", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
+                           "-pthread", "-o", str(exe), str(BENCH / "host" / "host.c"),
+                           str(BENCH / "common" / "bench_common.c"), "-lm"],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"cannot build {PROBE.name}: {proc.stderr.strip()}")
+        raise RuntimeError(f"cannot build the host probe: {proc.stderr.strip()}")
     return exe
 
 
 def host_speed(exe: Path) -> dict[str, float]:
-    """The host's own speed now, without MPI or the network (``host_probe.c``).
+    """The host's own speed now, without MPI or the network (``src/bench/host``).
 
     ``roundtrip_ns``: a cache line's round trip between the first two CPUs
     this process may use; ``copy_gbs``: a 32 MiB copy's bandwidth. On a VM
     both change when the hypervisor moves the vCPUs or another tenant
     contends for them, and every transport of a ``Pt2ptCheck`` with them.
     """
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        raise RuntimeError(f"the host probe needs two CPUs; this process may use {cpus}")
-    proc = subprocess.run([str(exe), str(cpus[0]), str(cpus[1])], capture_output=True,
-                          text=True, timeout=120)
-    if proc.returncode != 0 or not proc.stdout.startswith("HOST_PROBE "):
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("SENTINEL_HOST ")), None)
+    if proc.returncode != 0 or line is None:
         raise RuntimeError(f"{exe.name} exited {proc.returncode}: {proc.stderr.strip()}")
-    return {key: float(value) for key, value in
-            (field.split("=") for field in proc.stdout.split()[1:])}
+    fields = dict(f.split("=") for f in line.split()[1:])
+    return {key: float(fields[key]) for key in ("roundtrip_ns", "copy_gbs")}

@@ -28,7 +28,7 @@ run the shared-memory 8 B latency fell from 0.42 to 0.17 us and the TCP
 bandwidth rose from 3369 to 6026 MB/s for the last sessions, both at once, with
 nothing changed by the test: the VM itself became faster, and the detector
 rightly named it. So before each session the test measures the host without
-MPI (``tests/cluster/host_probe.c``: a cache line's round trip between the two
+MPI (``src/bench/host``, the probe every job runs: a cache line's round trip between the two
 CPUs and a memory copy's bandwidth); a change named at a session where the
 probe moved by 25 % or more (three sessions after against three before) is
 the host's, printed and not counted

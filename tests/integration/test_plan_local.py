@@ -61,3 +61,44 @@ def test_plan_of_the_big_site_nightly_has_ten_partitions_and_a_total(tmp_path):
     # node: 41 test cases, carried by one series job per environment and
     # mapping (the nightly packs transports): 3 x 3 batch jobs
     assert all(r[1] == "9" for r in rows[:10]), rows
+
+
+def test_the_big_site_nightly_fits_its_budget_and_the_checks_skip_what_it_defers(tmp_path):
+    # One partition's whole nightly, before any history: every job is bound
+    # by its time limit, so the rotating checks and the fabric sweeps cannot
+    # all run tonight. This fails when a check makes the every-night cases
+    # break the budget, or adds a deferrable job that could never fit.
+    big_site = str(ROOT / "tests" / "config" / "big_site.py")
+    deferred = tmp_path / "deferred.json"
+    proc = _sentinel(["-C", big_site, "--system", "big_site:p00", "--mode", "nightly", "--json",
+                      "--defer", str(deferred)], tmp_path / "plan")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    (p00,) = json.loads(proc.stdout)["partitions"]
+    assert p00["budget"]["fits"], p00["budget"]
+    assert p00["jobs"] <= 100 and p00["node_hours"] <= 50
+    waiting = p00["deferred"]
+    assert waiting and not any(d["test"].startswith(("Pt2ptCheck", "MatchingCheck"))
+                               for d in waiting)
+    written = json.loads(deferred.read_text())["big_site:p00"]
+    assert written == [{"test": d["test"], "environ": d["environ"]} for d in waiting]
+    # the nightly run with the file skips exactly those, saying why: here the
+    # deferred fabric sweeps but one (before any history, the sweeps wait for
+    # the cheaper cases to be measured once)
+    fabric = [d for d in written if d["test"].startswith("FabricCheck")]
+    kept = next(d for d in fabric if "%mode=pairs" in d["test"] and d["environ"] == "openmpi")
+    fabric.remove(kept)
+    tonight = tmp_path / "tonight.json"
+    tonight.write_text(json.dumps({"big_site:p00": fabric}))
+    (tmp_path / "dry").mkdir()
+    dry = reframe(["-C", big_site, "--system", "big_site:p00", "--mode", "nightly",
+                   "-n", "FabricCheck", "-S", f"deferred_file={tonight}", "--dry-run"],
+                  tmp_path / "dry", checks=("fabric.py",))
+    assert dry.returncode == 0, dry.output[-3000:]
+    cases = {(tc["name"], tc["environ"]): tc for tc in dry.report["runs"][0]["testcases"]}
+    for d in fabric:
+        tc = cases[d["test"], d["environ"]]
+        assert tc["result"] == "skip", tc["name"]
+        assert "deferred to a later night by the nightly budget of big_site:p00" in \
+            tc["skip_reason"]
+    tc = cases[kept["test"], kept["environ"]]
+    assert (tc["result"], bool(tc["job_stdout"])) == ("pass", True)

@@ -34,7 +34,7 @@ NEUTRAL = "neutral"
 
 #: Units of quantities that are positive by nature: a time or a rate of zero
 #: or below was not measured, whatever the arithmetic gave.
-POSITIVE_UNITS = frozenset({"ns", "us", "s", "MB/s", "MLUP/s", "messages/s"})
+POSITIVE_UNITS = frozenset({"ns", "us", "s", "MB/s", "GB/s", "MLUP/s", "messages/s"})
 
 #: Coverage of the intervals the analysis gives its values (see :class:`Values`).
 COVERAGE = 0.95
@@ -142,6 +142,19 @@ class PerfVar:
         return name
 
 
+#: The node itself, measured by every job of the suite's own benchmarks
+#: before its launches (``src/bench/host``, :mod:`sentinel.analysis.host`):
+#: every family reports them, so each is referenced and calibrated beside
+#: the MPI figures it explains. Not headline variables: one node's figures
+#: repeated by every test case would multiply the report's trends.
+HOST_VARIABLES = (
+    PerfVar("host_roundtrip", "ns", LOWER, "a cache line's round trip between two CPUs of the "
+            "job's node (median over batches): what on-node latency rests on"),
+    PerfVar("host_copy_bw", "GB/s", HIGHER, "memcpy bandwidth past the caches on one CPU of "
+            "the job's node (median over batches): what on-node bandwidth rests on"),
+)
+
+
 @dataclass(frozen=True)
 class Level:
     """A reference index level below the base four and the values it may take."""
@@ -161,6 +174,7 @@ class CheckSpec:
     levels: tuple[Level, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "variables", (*self.variables, *HOST_VARIABLES))
         _REGISTRY.update({name: self for name in self.checks})
 
     @property

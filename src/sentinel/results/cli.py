@@ -129,6 +129,9 @@ def _plan_parser(sub: argparse._SubParsersAction) -> None:
                    help="results database with the measured run times (default "
                         "$SENTINEL_RESULTS_DB or <output>/var/results.db)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--defer", type=Path, default=None, metavar="FILE",
+                   help="with --mode nightly: write the test cases the nightly budget defers "
+                        "tonight to FILE, for reframe's -S deferred_file=FILE")
     p.add_argument("selection", nargs=argparse.REMAINDER,
                    help="after --: more reframe options selecting the checks (-n, -p, -S, -c)")
 
@@ -284,6 +287,9 @@ def _plan_reframe(args: argparse.Namespace, tmp: Path) -> tuple[list[dict], dict
 
 def plan_command(args: argparse.Namespace) -> int:
     """Dry-run the selection, count its jobs and node-hours, estimate its wall time."""
+    if args.defer and args.mode != "nightly":
+        raise SentinelError(f"--defer {args.defer}: the budget is the nightly's; plan it "
+                            "with --mode nightly")
     with tempfile.TemporaryDirectory(prefix="sentinel-plan-") as tmp:
         entries, dry_run = _plan_reframe(args, Path(tmp))
     if plan.cases_in(dry_run) == 0:
@@ -292,14 +298,19 @@ def plan_command(args: argparse.Namespace) -> int:
     jobs, failed = plan.jobs_of(dry_run)
     db = args.db or results_db()
     system = partitions[0].system
-    measured = plan.measured_times(db, system, {j.key for j in jobs})
-    the_plan = plan.build(partitions, jobs, failed, measured, db)
+    known = plan.history(db, system, {j.key for j in jobs})
+    nightly = args.mode == "nightly"
+    the_plan = plan.build(partitions, jobs, failed, known.times, db, last=known.last,
+                          defer=nightly)
+    if args.defer:
+        args.defer.write_text(json.dumps(plan.deferral_file(the_plan), indent=1) + "\n")
     if args.json:
         selection = [a for a in args.selection if a != "--"]
         print(json.dumps(plan.as_json(the_plan, system, args.mode, selection), indent=2))
     else:
         print("\n".join(plan.render(the_plan)))
-    return 1 if failed else 0
+    over = any(row.over_budget for row in the_plan.rows)
+    return 1 if failed or (nightly and over) else 0
 
 
 def changes_command(args: argparse.Namespace) -> int:

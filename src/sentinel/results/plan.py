@@ -5,14 +5,16 @@ scripts are generated, nothing is submitted) and reads its JSON run report.
 Per partition of the system this module gives
 
 * **jobs**: the batch jobs the selection would submit (:func:`jobs_of`);
-* **node-hours**, a bound: the sum over those jobs of nodes x time limit;
-* **wall time**, an estimate: the sum over the jobs of ``t / max_jobs``, where
-  ``t`` is the median measured run time (``time_run``) of the test case's
-  earlier runs in the results database (:func:`measured_times`), or its time
-  limit (a bound) when it has none. Partitions run side by side, so the total
-  wall time is the longest partition's;
+* **node-hours**: the sum over those jobs of nodes x ``t``, where ``t`` is the
+  median measured run time (``time_run``) of the test case's earlier runs in
+  the results database (:func:`measured_times`), or its time limit (a bound)
+  for a test case never run;
+* **wall time**, an estimate: the sum over the jobs of ``t / max_jobs``.
+  Partitions run side by side, so the total wall time is the longest
+  partition's;
 * where the partition's ``extras`` hold ``nightly_budget`` (``{"jobs": N,
-  "node_hours": H}``), whether the plan fits it.
+  "node_hours": H}``), whether the plan fits it; in the nightly mode, the
+  test cases deferred to a later night so that it does (:func:`schedule`).
 
 Every figure comes from a field of the report or of the configuration; a
 missing field is an error naming it, never a silent default.
@@ -24,6 +26,8 @@ import json
 import math
 import sqlite3
 import statistics
+import time
+import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +57,9 @@ class Job:
     kind: str  # "run" or "build"
     nodes: int
     time_limit: float  # seconds
+    #: Whether the nightly budget may leave it for a later night (the check's
+    #: ``may_defer``; a test that does not declare it runs every night).
+    deferrable: bool = False
 
     @property
     def key(self) -> CaseKey:
@@ -109,6 +116,24 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class Deferred:
+    """A test case the nightly budget leaves for a later night."""
+
+    test: str
+    environ: str
+    jobs: int
+    node_hours: float  # measured where known, else its time limit's bound
+    last: float | None  # when it last ran (Unix time); None: never
+
+    @property
+    def label(self) -> str:
+        """``test +environ (last measured 2026-11-20, 3.2 node-hours)``."""
+        when = "never measured" if self.last is None else \
+            "last measured " + time.strftime("%Y-%m-%d", time.gmtime(self.last))
+        return f"{self.test} +{self.environ} ({when}, {self.node_hours:.1f} node-hours)"
+
+
+@dataclass(frozen=True)
 class Row:
     """The cost of the selection on one partition (or, with no partition, in total)."""
 
@@ -119,6 +144,9 @@ class Row:
     measured: int  # jobs whose time is measured, not the time limit
     failed: int  # test cases that failed in the dry-run (not counted in jobs)
     partition: Partition | None = None
+    deferred: tuple[Deferred, ...] = ()  # left for a later night (nightly budget)
+    never: tuple[str, ...] = ()  # deferrable cases too large to fit any night
+    room: float | None = None  # node-hours the budget leaves beside the every-night cases
 
     @property
     def source(self) -> str:
@@ -140,7 +168,7 @@ class Row:
             over.append(f"{self.jobs} jobs > {budget.jobs}")
         if budget.node_hours is not None and self.node_hours > budget.node_hours:
             over.append(f"{self.node_hours:.1f} node-hours > {_num(budget.node_hours)}")
-        return over
+        return over + list(self.never)
 
 
 @dataclass(frozen=True)
@@ -196,15 +224,16 @@ def _jobs_of_case(tc: dict) -> list[Job]:
     """The jobs one test case that would run submits to its partition's scheduler."""
     name, part, env = _field(tc, "name"), _field(tc, "partition"), _field(tc, "environ")
     local = bool(_field(tc, "local"))
+    deferrable = tc.get("may_defer") is True
     jobs = []
     if _field(tc, "job_stdout") is not None and not local:
         limit = _number(tc, "time_limit", "its job has no time limit to bound its cost "
                                           "(-S time_limit=...)")
-        jobs.append(Job(name, part, env, "run", _nodes(tc), limit))
+        jobs.append(Job(name, part, env, "run", _nodes(tc), limit, deferrable))
     if _field(tc, "build_stdout") is not None and not (local or _field(tc, "build_locally")):
         limit = _number(tc, "build_time_limit", "its build job has no time limit to bound "
                                                 "its cost (-S build_time_limit=...)")
-        jobs.append(Job(name, part, env, "build", 1, limit))
+        jobs.append(Job(name, part, env, "build", 1, limit, deferrable))
     return jobs
 
 
@@ -360,53 +389,163 @@ def _time_run(sessions: dict[str, dict], uuid: str) -> float | None:
     return float(value) if usable and tc.get("result") not in SKIPPED else None
 
 
-def measured_times(db: Path, system: str, keys: Iterable[CaseKey]) -> dict[CaseKey, float]:
-    """The median ``time_run`` of each test case's earlier runs stored in ``db``.
-
-    ``time_run`` is ReFrame's time from the job's submission to its end as
-    seen by the poll. Each stored attempt whose run completed counts (a retry
-    too); a test case with none is absent from the result. No database:
-    nothing is measured.
-    """
-    wanted = set(keys)
-    if not wanted or not db.exists():
-        return {}
+def _read(db: Path, system: str, keys: set[CaseKey]
+          ) -> tuple[list[tuple[str, str, CaseKey]], dict[str, dict], dict[CaseKey, float]]:
+    """The stored test cases among ``keys``, their sessions, and when each case last ran."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
-            rows = _history_rows(conn, system, wanted)
+            rows = _history_rows(conn, system, keys)
             sessions = _sessions(conn, {session for session, _, _ in rows}, db)
+            last: dict[CaseKey, float] = {}
+            for name, part, env, when in conn.execute(
+                    "SELECT name, partition, environ, job_completion_time_unix FROM testcases "
+                    "WHERE system = ? AND job_completion_time_unix IS NOT NULL", (system,)):
+                key = (name, part, env)
+                if key in keys:
+                    last[key] = max(last.get(key, when), when)
         finally:
             conn.close()
     except sqlite3.Error as err:
         raise SentinelError(f"{db}: not a ReFrame results database ({err}); name another "
                             "with --db") from None
+    return rows, sessions, last
+
+
+@dataclass(frozen=True)
+class History:
+    """What the results database says of the test cases planned."""
+
+    #: Median ``time_run`` of each test case's earlier runs (s).
+    times: dict[CaseKey, float]
+    #: When each test case's job last completed (Unix time).
+    last: dict[CaseKey, float]
+
+
+def history(db: Path, system: str, keys: Iterable[CaseKey]) -> History:
+    """Each test case's median measured ``time_run`` and when it last ran, from ``db``.
+
+    ``time_run`` is ReFrame's time from the job's submission to its end as
+    seen by the poll (queueing included: an overestimate of the node time).
+    Each stored attempt whose run completed counts (a retry too); a test
+    case with none is absent. No database: nothing is measured.
+    """
+    wanted = set(keys)
+    if not wanted or not db.exists():
+        return History({}, {})
+    rows, sessions, last = _read(db, system, wanted)
     times: dict[CaseKey, list[float]] = defaultdict(list)
     for _, uuid, key in rows:
         value = _time_run(sessions, uuid)
         if value is not None:
             times[key].append(value)
-    return {key: statistics.median(values) for key, values in times.items()}
+    return History({key: statistics.median(v) for key, v in times.items()}, last)
+
+
+def measured_times(db: Path, system: str, keys: Iterable[CaseKey]) -> dict[CaseKey, float]:
+    """The median ``time_run`` of each test case's earlier runs stored in ``db``."""
+    return history(db, system, keys).times
 
 
 # -- the plan ----------------------------------------------------------------
 
 
-def _row(partition: Partition, jobs: list[Job], failed: int,
-         measured: dict[CaseKey, float]) -> Row:
-    times = [measured.get(job.key, job.time_limit) if job.kind == "run" else job.time_limit
-             for job in jobs]
-    node_hours = sum(job.nodes * job.time_limit for job in jobs) / 3600
+def seconds(job: Job, measured: dict[CaseKey, float]) -> float:
+    """A job's time: its test case's measured ``time_run`` (a run job), else its limit."""
+    return measured.get(job.key, job.time_limit) if job.kind == "run" else job.time_limit
+
+
+def node_hours(jobs: Iterable[Job], measured: dict[CaseKey, float]) -> float:
+    """Nodes x time of the jobs, measured where known, in hours."""
+    return sum(job.nodes * seconds(job, measured) for job in jobs) / 3600
+
+
+def _units(jobs: list[Job]) -> dict[CaseKey, list[Job]]:
+    """The jobs of each test case (its run and build jobs go or wait together)."""
+    out: dict[CaseKey, list[Job]] = defaultdict(list)
+    for job in jobs:
+        out[job.key].append(job)
+    return out
+
+
+def _never(unit: list[Job], hours: float, room: tuple[float, float],
+           budget: Budget) -> str | None:
+    """Why a deferrable test case can never fit beside what runs every night, if so."""
+    test, _, env = unit[0].key
+    if len(unit) > room[0]:
+        return (f"{test} +{env} takes {len(unit)} job(s); beside the jobs that run every "
+                f"night, {budget.jobs} leaves room for {room[0]:.0f}: it can never run")
+    if hours > room[1]:
+        return (f"{test} +{env} takes {hours:.1f} node-hours; beside the jobs that run every "
+                f"night, {_num(budget.node_hours or 0)} leaves {room[1]:.1f}: it can never run")
+    return None
+
+
+def schedule(jobs: list[Job], budget: Budget, measured: dict[CaseKey, float],
+             last: dict[CaseKey, float], night: int | None = None
+             ) -> tuple[list[Job], list[Deferred], list[str], float]:
+    """Tonight's jobs within ``budget``, the test cases deferred, and those that never fit.
+
+    A test case that is not deferrable (the check's ``may_defer``) runs every night. The deferrable
+    ones run in the order of their last measurement, the least recently
+    measured first (never measured before all), as long as the budget's jobs
+    and node-hours allow; the rest wait for a later night, when they are the
+    least recently measured. Among cases measured as long ago (the never
+    measured), the order is a hash of the case and ``night`` (days since
+    1970, as the nightly's rotation counts them), another each night: no
+    size of case is passed over night after night. A deferrable case
+    that cannot fit even beside the every-night cases alone is named. The
+    last value returned is the node-hours left beside the every-night cases.
+    """
+    night = int(time.time() // 86400) if night is None else night
+    units = _units(jobs)
+    fixed = [u for u in units.values() if not all(j.deferrable for j in u)]
+    kept = [job for unit in fixed for job in unit]
+    spent = [len(kept), node_hours(kept, measured)]
+    caps = (math.inf if budget.jobs is None else budget.jobs,
+            math.inf if budget.node_hours is None else budget.node_hours)
+    room = (caps[0] - spent[0], caps[1] - spent[1])
+    waiting = [(key, u) for key, u in units.items() if all(j.deferrable for j in u)]
+    waiting.sort(key=lambda item: (last.get(item[0], -math.inf),
+                                   zlib.crc32(f"{night}:{item[0]}".encode())))
+    deferred: list[Deferred] = []
+    never: list[str] = []
+    for key, unit in waiting:
+        hours = node_hours(unit, measured)
+        if spent[0] + len(unit) <= caps[0] and spent[1] + hours <= caps[1]:
+            kept.extend(unit)
+            spent = [spent[0] + len(unit), spent[1] + hours]
+            continue
+        deferred.append(Deferred(key[0], key[2], len(unit), hours, last.get(key)))
+        # (when the every-night cases alone break the budget, that is the finding)
+        why = _never(unit, hours, room, budget) if min(room) >= 0 else None
+        if why:
+            never.append(why)
+    return kept, deferred, never, room[1]
+
+
+def _row(partition: Partition, jobs: list[Job], failed: int, measured: dict[CaseKey, float],
+         last: dict[CaseKey, float], defer: bool, night: int | None) -> Row:
+    deferred: list[Deferred] = []
+    never: list[str] = []
+    room = None
+    if defer and partition.budget is not None:
+        jobs, deferred, never, room = schedule(jobs, partition.budget, measured, last, night)
+    times = [seconds(job, measured) for job in jobs]
     counted = sum(1 for job in jobs if job.kind == "run" and job.key in measured)
-    return Row(partition.fullname, len(jobs), node_hours, sum(times) / partition.max_jobs,
-               counted, failed, partition)
+    return Row(partition.fullname, len(jobs), node_hours(jobs, measured),
+               sum(times) / partition.max_jobs, counted, failed, partition,
+               tuple(deferred), tuple(never), room)
 
 
 def build(partitions: list[Partition], jobs: list[Job], failed: list[Failure],
-          measured: dict[CaseKey, float], db: Path) -> Plan:
+          measured: dict[CaseKey, float], db: Path, *, last: dict[CaseKey, float] | None = None,
+          defer: bool = False, night: int | None = None) -> Plan:
     """One row per partition (in configuration order) and the total.
 
-    A job on a partition that is not among ``partitions`` is an error.
+    With ``defer`` (the nightly), a partition with a budget runs what
+    :func:`schedule` keeps and lists the rest as deferred. A job on a
+    partition that is not among ``partitions`` is an error.
     """
     by_partition: dict[str, list[Job]] = defaultdict(list)
     for job in jobs:
@@ -416,12 +555,30 @@ def build(partitions: list[Partition], jobs: list[Job], failed: list[Failure],
     if stray:
         raise SentinelError(f"the dry-run has test cases on partition(s) {', '.join(stray)}, "
                             f"which the configuration of {partitions[0].system} does not list")
-    rows = [_row(p, by_partition.get(p.name, []), failures[p.name], measured)
-            for p in partitions]
+    rows = [_row(p, by_partition.get(p.name, []), failures[p.name], measured, last or {},
+                 defer, night) for p in partitions]
     total = Row("total", sum(r.jobs for r in rows), sum(r.node_hours for r in rows),
                 max((r.wall_s for r in rows), default=0.0), sum(r.measured for r in rows),
-                len(failed))
-    return Plan(rows, total, failure_notes(failed), db)
+                len(failed), deferred=tuple(d for r in rows for d in r.deferred))
+    return Plan(rows, total, failure_notes(failed) + deferral_notes(rows), db)
+
+
+def deferral_notes(rows: list[Row], shown: int = 5) -> list[str]:
+    """One note per partition that defers test cases: how many, and the first ones."""
+    notes = []
+    for row in rows:
+        if not row.deferred:
+            continue
+        hours = sum(d.node_hours for d in row.deferred)
+        first = "; ".join(d.label for d in row.deferred[:shown])
+        more = f"; and {len(row.deferred) - shown} more" if len(row.deferred) > shown else ""
+        nights = (f", {hours / row.room:.1f} nights of the {row.room:.1f} node-hours the "
+                  "budget leaves beside the every-night cases" if row.room else "")
+        notes.append(f"{row.label}: {len(row.deferred)} test case(s) deferred to a later "
+                     f"night by the nightly budget ({sum(d.jobs for d in row.deferred)} jobs, "
+                     f"{hours:.1f} node-hours{nights}; the least recently measured run "
+                     f"first): {first}{more}")
+    return notes
 
 
 # -- output ------------------------------------------------------------------
@@ -454,12 +611,12 @@ def _cells(row: Row) -> list[str]:
     max_jobs = "" if part is None else \
         f"{part.max_jobs}" + (" (ReFrame default)" if part.max_jobs_is_default else "")
     return [row.label, str(row.jobs), f"{row.node_hours:.1f}", hms(row.wall_s), row.source,
-            max_jobs, str(row.failed), _budget_text(row) if part else ""]
+            max_jobs, str(row.failed), str(len(row.deferred)), _budget_text(row) if part else ""]
 
 
-HEADER = ["partition", "jobs", "node-hours", "wall", "wall from", "max_jobs", "failed",
-          "nightly budget"]
-_RIGHT = {1, 2, 3, 5, 6}  # numeric columns, right-aligned
+HEADER = ["partition", "jobs", "node-hours", "wall", "from", "max_jobs", "failed",
+          "deferred", "nightly budget"]
+_RIGHT = {1, 2, 3, 5, 6, 7}  # numeric columns, right-aligned
 
 
 def _total_budget(plan: Plan) -> str:
@@ -473,14 +630,16 @@ def legend(plan: Plan) -> list[str]:
     return [
         "jobs        batch jobs submitted: test cases that would run, each with a job of the "
         "partition's scheduler (skipped cases and local builds left out; retries not counted)",
-        "node-hours  bound: sum over the jobs of nodes x time limit, "
-        "nodes = ceil(num_tasks / num_tasks_per_node)",
-        "wall        sum over the jobs of t / max_jobs, t = median measured time_run of the "
-        f"test case's earlier runs in {plan.db}, else its time limit (a bound); "
+        "node-hours  sum over the jobs of nodes x t, nodes = ceil(num_tasks / "
+        "num_tasks_per_node), t = median measured time_run of the test case's earlier runs "
+        f"in {plan.db}, else its time limit (a bound)",
+        "wall        sum over the jobs of t / max_jobs; "
         "total: the longest partition's (partitions run side by side)",
-        "wall from   measured: every job's t is measured; bound: none is; k/n measured: "
+        "from        measured: every job's t is measured; bound: none is; k/n measured: "
         "k of n jobs",
         "failed      test cases that failed in the dry-run, not counted in jobs (see the note)",
+        "deferred    test cases the nightly budget leaves for a later night (see the note; "
+        "sentinel plan --defer FILE writes them for the nightly's -S deferred_file=FILE)",
     ]
 
 
@@ -509,7 +668,19 @@ def _row_json(row: Row) -> dict:
                    budget=None if budget is None else {
                        "jobs": budget.jobs, "node_hours": budget.node_hours,
                        "fits": not row.over_budget, "over": row.over_budget})
+    out["deferred"] = [_deferred_json(d) for d in row.deferred]
     return out
+
+
+def _deferred_json(item: Deferred) -> dict:
+    return {"test": item.test, "environ": item.environ, "jobs": item.jobs,
+            "node_hours": round(item.node_hours, 3), "last_measured_unix": item.last}
+
+
+def deferral_file(plan: Plan) -> dict:
+    """What the nightly skips tonight (``-S deferred_file=``): per partition, its cases."""
+    return {row.label: [{"test": d.test, "environ": d.environ} for d in row.deferred]
+            for row in plan.rows}
 
 
 def as_json(plan: Plan, system: str, mode: str | None, selection: list[str]) -> dict:

@@ -30,6 +30,7 @@ from reframe.core import runtime
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, ReframeFatalError, SanityError
 
+from sentinel.analysis.host import HOST_FILE, host_values
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems, resolved
@@ -55,8 +56,8 @@ from sentinel.parsers.provenance import (
     parse_facts,
 )
 from sentinel.parsers.sentinel_output import BenchOutput, parse, require_complete
-from sentinel.rfm import offered, reframe_fixes, series
-from sentinel.rfm.build import BuildFixture, RecordsSkip
+from sentinel.rfm import deferral, offered, reframe_fixes, series
+from sentinel.rfm.build import BenchBuild, BuildFixture, RecordsSkip
 from sentinel.rfm.cmdline import option_values, setvar_values
 from sentinel.rfm.threads import ranks_of
 from sentinel.rfm.variants import variant_name
@@ -272,6 +273,21 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     #: :type: :class:`int`
     night = variable(int, value=int(time.time() // 86400))
 
+    #: Whether the nightly budget may leave this test case for a later night
+    #: (``sentinel plan --mode nightly --defer FILE``); default: the rotating
+    #: checks may (:attr:`rotates`), the others run every night.
+    #:
+    #: :type: :class:`bool` or ``None``
+    #: :default: ``None`` (:attr:`rotates`)
+    may_defer = variable(bool, type(None), value=None, loggable=True)
+
+    #: The test cases deferred tonight, as ``sentinel plan --defer`` wrote
+    #: them (:mod:`sentinel.rfm.deferral`); each skips, saying so.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (none deferred)
+    deferred_file = variable(str, value="")
+
     #: Whether this check rotates in the nightly mode (the expensive sweeps:
     #: threads, Jacobi series, hybrid modes, OSU and IMB) or runs every night
     #: (point-to-point and matching on every transport and mapping).
@@ -377,6 +393,23 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         tonight = self.night % self.rotation
         self.skip_if(turn != tonight, f"rotation of {self.rotation} nights: runs on night "
                                       f"{turn}, tonight is night {tonight}")
+
+    @run_after("init")
+    def default_deferrable(self) -> None:
+        """Unless set, a test case is deferrable when its check rotates."""
+        if self.may_defer is None:
+            self.may_defer = self.rotates
+
+    @run_after("setup")
+    def wait_if_deferred(self) -> None:
+        """Skip a test case that tonight's budget left for a later night."""
+        if not self.deferred_file:
+            return
+        where = self.current_partition.fullname
+        self.skip_if(deferral.deferred(self.deferred_file, where, self.display_name,
+                                       self.current_environ.name),
+                     f"deferred to a later night by the nightly budget of {where} "
+                     f"({self.deferred_file}; sentinel plan --defer)")
 
     @run_after("init")
     def generate_valid_pairs(self) -> None:
@@ -503,9 +536,25 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         self.prerun_cmds[0:0] = [
             f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true",
             gather_command(PROVENANCE_FILE),
+            *self.host_probe_command(),
         ]
         if self.is_series:
             self.wrap_series()
+
+    def host_probe(self) -> str | None:
+        """The host probe built with this test's benchmark (or placement probe), if any."""
+        for name in ("build", "probe"):
+            fixture = getattr(self, name, None)
+            if isinstance(fixture, BenchBuild):
+                return fixture.host_probe_path
+        return None
+
+    def host_probe_command(self) -> list[str]:
+        """The node measured before the launch (:mod:`sentinel.analysis.host`); never fails it."""
+        probe = self.host_probe()
+        if probe is None:
+            return [f"echo 'no host probe: {type(self).__name__} builds none' > {HOST_FILE}"]
+        return [f"{shlex.quote(probe)} > {HOST_FILE} 2>&1 || true"]
 
     def transport_env(self, t: Transport) -> dict[str, str]:
         """What a launch over ``t`` exports: its selection and its probes."""
@@ -544,7 +593,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
         if self.is_dry_run():
             return
         status = self.series_launch()
-        for name in (series.OUT, series.ERR, LDD_FILE, PROVENANCE_FILE):
+        for name in (series.OUT, series.ERR, LDD_FILE, PROVENANCE_FILE, HOST_FILE):
             path = os.path.join(status.where, name)
             if os.path.exists(path):
                 shutil.copy(path, self.stagedir)
@@ -646,6 +695,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             self.verify_transport(out)
             self.verify_placement(out)
             values = self.analyse(out)
+            values.merge(host_values(self.spec, self.stage_text(HOST_FILE), HOST_FILE))
             self.values = dict(values)  # plain: ReFrame encodes it to JSON
             self.unresolved = dict(getattr(values, "unresolved", {}))
             self.intervals = {name: list(lo_hi)

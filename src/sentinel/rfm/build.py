@@ -235,7 +235,7 @@ class BenchBuild(BuildFixture, SpackRecord):
         src = bench_dir()
         self.prebuild_cmds = [
             "cp -R " + " ".join(shlex.quote(str(src / part))
-                                for part in ("Makefile", "common", self.bench)) + " .",
+                                for part in ("Makefile", "common", "host", self.bench)) + " .",
             # A binary built in the checkout is not necessarily this MPI's.
             "make clean",
         ]
@@ -245,9 +245,18 @@ class BenchBuild(BuildFixture, SpackRecord):
     @property
     def executable_path(self) -> str:
         """Absolute path of the built benchmark."""
+        return self.program(self.bench)
+
+    @property
+    def host_probe_path(self) -> str:
+        """Absolute path of the host probe built with it (``src/bench/host``)."""
+        return self.program("host")
+
+    def program(self, name: str) -> str:
+        """Absolute path of the program ``name`` this build made."""
         if self.install_prefix:
-            return os.path.join(self.install_prefix, "bin", self.bench)
-        return os.path.join(self.stagedir, self.bench, self.bench)
+            return os.path.join(self.install_prefix, "bin", name)
+        return os.path.join(self.stagedir, name, name)
 
     @sanity_function
     def binary_built(self):

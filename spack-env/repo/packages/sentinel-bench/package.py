@@ -40,7 +40,7 @@ class SentinelBench(MakefilePackage):
         if os.path.isdir(work):
             shutil.rmtree(work)
         mkdirp(work)
-        for part in ("common", bench):
+        for part in ("common", "host", bench):
             copy_tree(join_path(self.stage.source_path, part), join_path(work, part))
         install(join_path(self.stage.source_path, "Makefile"), work)
         with working_dir(work):
@@ -51,3 +51,5 @@ class SentinelBench(MakefilePackage):
         bench = spec.variants["bench"].value
         mkdirp(prefix.bin)
         install(join_path(self.stage.path, "sentinel-build", bench, bench), prefix.bin)
+        # the node probe every job runs before its launches
+        install(join_path(self.stage.path, "sentinel-build", "host", "host"), prefix.bin)

@@ -34,6 +34,7 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
     """The text summary printed at the end: verdict, the nodes that failed, the headlines."""
     lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
              f"{len(acc.failed_cases)} failed test cases)"]
+    lines += [f"host: {h.where} {h.text}" for h in tables.host_slowdowns(acc)]
     if vetted:
         bad = [v for v in vetted if v.failed]
         lines.append(f"nodes vetted: {len(vetted)}, failed: "

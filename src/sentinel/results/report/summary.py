@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sentinel.results.report.load import Case, Inputs
-from sentinel.results.report.tables import Acceptance, measured, nodes, num
+from sentinel.results.report.tables import (
+    Acceptance,
+    HostSlowdown,
+    case_node,
+    host_slowdowns,
+    measured,
+    nodes,
+    num,
+)
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
     from sentinel.results.changes import Change
@@ -118,8 +126,12 @@ def _compared(inputs: Inputs, newest: dict, previous: dict | None) -> str:
             "one and shared a test case with it")
 
 
-def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
-    """New failures, still failing, fixed, no longer run: per test case."""
+def _case_groups(now: list[Case], before: list[Case] | None,
+                 folded: set[tuple[str, str]]) -> list[Group]:
+    """New failures, still failing, fixed, no longer run: per test case.
+
+    A failure on a node slowed as a whole is said once, as the node's (``folded``).
+    """
     then = {(c.where, test_name(c)): c for c in before or []}
     groups = [Group("test cases that fail (new since the previous session)", "FAIL"),
               Group("test cases that still fail", "FAIL"),
@@ -127,6 +139,8 @@ def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
               Group("test cases the previous session ran and this one did not", "INFO")]
     for c in sorted(now, key=lambda c: (c.where, c.name)):
         old = then.get((c.where, test_name(c)))
+        if c.result in FAILED and _on(c, folded):
+            continue
         if c.result in FAILED:
             reason = c.fail_reason.splitlines()[0] if c.fail_reason else c.result
             if before is not None and old is not None and old.result in FAILED:
@@ -147,10 +161,27 @@ def _case_groups(now: list[Case], before: list[Case] | None) -> list[Group]:
     return groups
 
 
-def _requirements(acc: Acceptance) -> Group:
+def _host(slowed: list[HostSlowdown]) -> Group:
+    group = Group("nodes slowed as a whole (their host probe, before the MPI)", "FAIL")
+    for s in slowed:
+        target = case_id(s.probe[0].case)
+        group.lines.append(Line(f"{s.where} {s.text}", target, "FAIL"))
+    return group
+
+
+def _folded(slowed: list[HostSlowdown]) -> set[tuple[str, str]]:
+    """(system:partition, node) of each slowed node: its failures are said once, there."""
+    return {(s.where, s.node) for s in slowed}
+
+
+def _on(c: Case, folded: set[tuple[str, str]]) -> bool:
+    return (f"{c.system}:{c.partition}", case_node(c)) in folded
+
+
+def _requirements(acc: Acceptance, folded: set[tuple[str, str]]) -> Group:
     group = Group("requirements not met (values outside their reference band)", "FAIL")
     for r in acc.requirements:
-        if r.verdict == "FAIL":
+        if r.verdict == "FAIL" and not _on(r.case, folded):
             group.lines.append(Line(f"{r.case.where} {test_name(r.case)} {r.var.name}: "
                                     f"{measured(r.var.value, r.var.unit, r.var.interval)}, "
                                     f"{r.var.change}",
@@ -224,8 +255,12 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     stored = [s for s in inputs.history if s[0].get("uuid") == newest.get("uuid")]
     named = (changes.named_by(str(newest.get("uuid")), inputs.history, found)
              if stored else [])
-    new, still, fixed, gone = _case_groups(inputs.cases, previous[1] if previous else None)
-    changed = [new, _requirements(acc), _change_points(named, inputs.cases),
+    slowed = host_slowdowns(acc)
+    folded = _folded(slowed)
+    new, still, fixed, gone = _case_groups(inputs.cases, previous[1] if previous else None,
+                                           folded)
+    changed = [_host(slowed), new, _requirements(acc, folded),
+               _change_points(named, inputs.cases),
                _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone]
     return Summary(newest, previous[0] if previous else None,
                    _compared(inputs, newest, previous[0] if previous else None),

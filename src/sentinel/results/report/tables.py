@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from sentinel.analysis.variables import HOST_VARIABLES
 from sentinel.results.report.load import Case, Variable
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
@@ -87,6 +88,76 @@ def acceptance(cases: list[Case]) -> Acceptance:
     return Acceptance(reqs, sorted(failed, key=lambda c: (c.where, c.name)))
 
 
+@dataclass(frozen=True)
+class HostSlowdown:
+    """A node whose own probe fell outside its band, worse: the node's problem, once."""
+
+    where: str  # system:partition
+    node: str  # the job's nodes, as the provenance records them
+    probe: list[Row]  # the host probe's requirements that failed, worse
+    cases: list[Case]  # the failed test cases of that node: the node's, not their MPI's
+
+    @property
+    def text(self) -> str:
+        """``node n1: host_copy_bw 4.1 GB/s, 52.3 % worse than its reference 8.6 GB/s; ...``."""
+        figures = "; ".join(
+            f"{r.var.name} {measured(r.var.value, r.var.unit, r.var.interval)}, "
+            f"{r.var.change} than its reference {num(r.var.reference, r.var.unit)}"
+            for r in self.probe)
+        values = sum(1 for c in self.cases for v in c.variables.values()
+                     if v.referenced and v.result != "pass" and not is_host(v.name))
+        return (f"node {self.node} slowed as a whole (the host probe, before any MPI): "
+                f"{figures}; {len(self.cases)} test case(s) and {values} MPI value(s) failed "
+                "with it there: the node's CPU or memory, not the MPI (their lines are "
+                "folded here)")
+
+
+def is_host(name: str) -> bool:
+    """Whether ``name`` is one of the host probe's variables."""
+    return name in HOST_NAMES
+
+
+HOST_NAMES = frozenset(v.template for v in HOST_VARIABLES)
+
+
+def _worse(var: Variable) -> bool:
+    return var.change.endswith("worse")
+
+
+def host_slowdowns(acc: Acceptance) -> list[HostSlowdown]:
+    """Each node whose host probe failed its band, worse, with the failed cases there.
+
+    The node is the job's (``provenance['nodes']``): the probe ran on the
+    node the MPI launches ran on, so what failed beside it shares its cause.
+    """
+    probe: dict[tuple[str, str], list[Row]] = {}
+    for r in acc.requirements:
+        if r.verdict == "FAIL" and is_host(r.var.name) and _worse(r.var):
+            key = (f"{r.case.system}:{r.case.partition}", case_node(r.case))
+            if key[1]:
+                probe.setdefault(key, []).append(r)
+    cases: dict[tuple[str, str], list[Case]] = {}
+    for c in acc.failed_cases:
+        cases.setdefault((f"{c.system}:{c.partition}", case_node(c)), []).append(c)
+    return [HostSlowdown(where, node, _one_per_variable(rows), cases.get((where, node), []))
+            for (where, node), rows in sorted(probe.items())]
+
+
+def case_node(c: Case) -> str:
+    """The nodes of a test case's job, as its provenance records them ('' if unknown)."""
+    return c.provenance.get("nodes", "")
+
+
+def _one_per_variable(found: list[Row]) -> list[Row]:
+    """The worst row of each probe variable (every failed case of the node measured it)."""
+    worst: dict[str, Row] = {}
+    for r in found:
+        old = worst.get(r.var.name)
+        if old is None or (r.var.margin or 0) < (old.var.margin or 0):
+            worst[r.var.name] = r
+    return [worst[name] for name in sorted(worst)]
+
+
 #: The pt2pt variables shown in the transport matrix (latency, bandwidth).
 MATRIX_VARIABLES = (("latency_8B", "8 B latency"), ("bw_peak", "peak bandwidth"))
 
@@ -160,13 +231,17 @@ def measured(value: float | None, unit: str, interval: tuple[float, float] | Non
 
 def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str],
                  cases: list[Case]) -> str:
-    """The machine-readable summary: verdict, problems, retried cases, every variable."""
+    """The machine-readable summary: verdict, problems, retried and slowed nodes, variables."""
     return json.dumps({
         "verdict": acc.verdict,
         "failed_test_cases": [{"test": c.name, "where": c.where, "reason": c.fail_reason}
                               for c in acc.failed_cases],
         "retried_test_cases": [{"test": c.name, "where": c.where, "earlier": c.retried,
                                 "result": c.result} for c in cases if c.retried],
+        "host_slowdowns": [{"partition": h.where, "node": h.node, "verdict": h.text,
+                            "probe": [r.as_dict() for r in h.probe],
+                            "test_cases": [c.name for c in h.cases]}
+                           for h in host_slowdowns(acc)],
         "problems": problems,
         "variables": [r.as_dict() for r in all_rows],
     }, indent=1)

@@ -1,0 +1,42 @@
+"""The node beneath the MPI: ``src/bench/host``'s figures as every family's values.
+
+Every job of the suite's own benchmarks runs the host probe before its
+launches (:mod:`sentinel.rfm.base`); its ``SENTINEL_HOST`` line gives
+``host_roundtrip`` and ``host_copy_bw`` (declared once, in
+:data:`sentinel.analysis.variables.HOST_VARIABLES`), each the median over the
+probe's batches with its distribution-free 95 % interval. A probe that did
+not run or was cut short leaves both unresolved, saying why.
+"""
+
+from __future__ import annotations
+
+from sentinel.analysis.variables import HOST_VARIABLES, CheckSpec, Values
+from sentinel.errors import SentinelError
+from sentinel.parsers.sentinel_output import parse, require_complete
+
+#: The job's file holding the probe's output (and its errors).
+HOST_FILE = "rfm_host.txt"
+
+
+def host_values(spec: CheckSpec, text: str | None, where: str) -> Values:
+    """``host_roundtrip`` and ``host_copy_bw`` from the probe's output ``text`` (of ``where``)."""
+    out = Values(spec)
+    try:
+        if text is None:
+            raise SentinelError(f"the job wrote no {where}")
+        records = parse(text, "host")
+        require_complete(records, where)
+        lines = records.of("HOST")
+        if len(lines) != 1:
+            raise SentinelError(f"{where} has {len(lines)} SENTINEL_HOST lines, not one")
+        line = lines[0]
+        out.put("host_roundtrip", line.number("roundtrip_ns"),
+                (line.number("roundtrip_lo"), line.number("roundtrip_hi")))
+        out.put("host_copy_bw", line.number("copy_gbs"),
+                (line.number("copy_lo"), line.number("copy_hi")))
+    except SentinelError as err:
+        detail = (text or "").strip().splitlines()
+        why = f"host probe: {err}" + (f" ({detail[-1][:200]})" if detail else "")
+        for var in HOST_VARIABLES:
+            out.unresolve(var.template, why)
+    return out

@@ -1,0 +1,99 @@
+"""The node before the MPI: the probe's figures and the host verdict, on captured runs.
+
+``tests/data/host`` holds what ``tests/integration/test_host_local.py``
+captured (SENTINEL_CAPTURE=1): a Pt2ptCheck run (ob1-vader, core) with a
+busy loop on each CPU of this host, one without, against the references two
+clean runs calibrated, and the probe's output of the hogged job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sentinel.analysis.host import HOST_FILE, host_values
+from sentinel.analysis.variables import spec_of
+from sentinel.results.report import headline, summary
+from sentinel.results.report.load import Inputs, load_reports
+from sentinel.results.report.tables import acceptance, host_slowdowns, rows
+from tests.conftest import DATA
+
+HOST = DATA / "host"
+PROBE = (HOST / "rfm_host-hog.txt").read_text()
+SPEC = spec_of("Pt2ptCheck")
+
+
+def test_the_probe_gives_both_figures_with_their_intervals():
+    values = host_values(SPEC, PROBE, HOST_FILE)
+    assert values["host_roundtrip"] == (1661.6, "ns")
+    assert values["host_copy_bw"] == (4.261, "GB/s")
+    assert values.intervals["host_copy_bw"] == (4.249, 4.273)
+    assert values.unresolved == {}
+
+
+@pytest.mark.parametrize("text, why", [
+    (None, "the job wrote no rfm_host.txt"),
+    ("\n".join(PROBE.splitlines()[:2]), "output of host is truncated"),
+    ("/apps/x/bin/host: cannot execute: Permission denied\n", "cannot execute"),
+    (PROBE.replace("SENTINEL_HOST", "SENTINEL_HOSTS"), "has 0 SENTINEL_HOST lines"),
+])
+def test_a_probe_that_did_not_run_leaves_both_unresolved_saying_why(text, why):
+    values = host_values(SPEC, text, HOST_FILE)
+    assert dict(values) == {}
+    assert set(values.unresolved) == {"host_roundtrip", "host_copy_bw"}
+    assert all(why in reason for reason in values.unresolved.values()), values.unresolved
+
+
+def _inputs(name: str) -> Inputs:
+    inputs = Inputs()
+    load_reports([HOST / f"run-report-{name}.json"], inputs)
+    assert not inputs.problems, inputs.problems
+    return inputs
+
+
+def test_a_hogged_node_is_named_once_with_the_probes_figure_and_its_failures_folded():
+    inputs = _inputs("hog")
+    acc = acceptance(inputs.cases)
+    (slowed,) = host_slowdowns(acc)
+    assert (slowed.where, slowed.node) == ("local:cpu", "vm")
+    assert [r.var.name for r in slowed.probe] == ["host_copy_bw", "host_roundtrip"]
+    assert "host_copy_bw 4.261 GB/s [4.249, 4.273], 51.0 % worse than its reference " \
+           "8.688 GB/s" in slowed.text
+    assert "1 test case(s) and 3 MPI value(s) failed with it there" in slowed.text
+    said = summary.summarise(inputs, acc, [])
+    groups = {g.title: g.lines for g in said.changed}
+    (line,) = groups["nodes slowed as a whole (their host probe, before the MPI)"]
+    assert line.text.startswith("local:cpu node vm slowed as a whole")
+    # not a line per failed MPI value, nor per failed test case
+    assert "requirements not met (values outside their reference band)" not in groups
+    assert not any(t.startswith("test cases that fail") for t in groups)
+    lines = headline(rows(inputs.cases), acc)
+    assert sum(x.startswith("host: local:cpu node vm slowed") for x in lines) == 1
+
+
+def test_a_clean_run_against_the_same_references_names_no_host():
+    inputs = _inputs("clean")
+    acc = acceptance(inputs.cases)
+    assert acc.requirements and acc.verdict == "PASS"
+    assert host_slowdowns(acc) == []
+
+
+def test_mpi_failures_beside_a_probe_in_its_band_stay_the_mpis(tmp_path):
+    # The hogged run with the probe's figures put back in their band: a
+    # regression of the MPI alone, named per value as before.
+    report = json.loads((HOST / "run-report-hog.json").read_text())
+    for tc in report["runs"][-1]["testcases"]:
+        for name, perf in (tc.get("perfvalues") or {}).items():
+            if ":host_" in name:
+                perf[0], perf[-1] = perf[1], "pass"
+    path = tmp_path / "run-report-mpi.json"
+    path.write_text(json.dumps(report))
+    inputs = Inputs()
+    load_reports([Path(path)], inputs)
+    acc = acceptance(inputs.cases)
+    assert host_slowdowns(acc) == []
+    groups = {g.title: g.lines for g in summary.summarise(replace(inputs), acc, []).changed}
+    assert len(groups["requirements not met (values outside their reference band)"]) == 3
