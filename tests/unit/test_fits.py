@@ -76,3 +76,28 @@ def test_a_line_of_three_points_or_more_carries_its_intervals():
     assert lo < 2.0 < hi and hi - lo < 0.1
     lo, hi = fit.intercept_interval
     assert lo < 5.0 < hi and lo > 0
+
+
+@pytest.mark.parametrize("n, exact", [(3, 0.75), (5, 0.9375), (6, 0.96875), (10, 0.978515625)])
+def test_the_median_intervals_coverage_is_exact_and_holds_for_a_skewed_distribution(n, exact):
+    from sentinel.analysis.fits import median_coverage, median_interval
+
+    assert median_coverage(n) == pytest.approx(exact)
+    # 20000 samples of n from an exponential (median ln 2): the interval holds
+    # it as often as stated, within the simulation's own spread
+    rng = np.random.default_rng(7)
+    draws = rng.exponential(size=(20000, n))
+    held = sum(lo <= np.log(2) <= hi for lo, hi in map(median_interval, draws))
+    assert held / 20000 == pytest.approx(exact, abs=0.01)
+
+
+def test_values_say_the_coverage_of_an_interval_that_is_not_95_percent():
+    from sentinel.analysis.jacobi import SPEC
+    from sentinel.analysis.variables import Values
+
+    values = Values(SPEC)
+    values.put("mlups_N{n}", 10.0, (9.0, 11.0), 0.75, n=2)
+    values.put("mlups_N{n}", 20.0, (19.0, 21.0), n=4)
+    assert values.coverage == {"mlups_N2": 0.75}
+    values.unresolve("mlups_N2", "test")
+    assert values.coverage == {}

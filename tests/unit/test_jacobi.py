@@ -53,13 +53,17 @@ def test_captured_run_gives_phases_and_rate():
                                                                     (64, 64, 64), 1)
     # the mean of the three repetitions, per iteration
     assert run.phases["jacobi"] == pytest.approx((8.847579e-3 + 6.671611e-3 + 6.685255e-3) / 30)
-    sweep = (1.568029e-03 + 1.546377e-03 + 1.546100e-03) / 3
+    # the sweep: the median of the three, with their range, which covers the
+    # median of the sweep time with probability 1 - 2^(1-3) = 75 %, said so
+    sweep = 1.546377e-03
     assert run.sweep_s == pytest.approx(sweep)
+    assert run.sweep_interval_s == (1.546100e-03, 1.568029e-03) and run.coverage == 0.75
     assert run.mlups == pytest.approx(64 ** 3 * 2 / sweep / 1e6)
     vals = values(run)
     assert set(vals) == {"t_jacobi_N2", "t_halo_N2", "t_delta_N2", "t_other_N2",
                          "t_sweep_N2", "mlups_N2"}
     assert vals["mlups_N2"][1] == "MLUP/s"
+    assert vals.coverage == {"t_sweep_N2": 0.75, "mlups_N2": 0.75}
 
 
 def test_model_ratio_of_captured_run():

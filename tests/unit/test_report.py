@@ -250,7 +250,7 @@ def test_matching_values_show_their_interval_or_their_bound_never_a_bare_negativ
     assert tag.unit == "ns" and tag.interval[0] < tag.value < tag.interval[1]
     assert ob1.extra["queue_evidence"]["umq"].startswith("per-communicator: tag M = ")
     table = html._queue_models(cases)
-    assert f"match_time_tag = {html.measured(tag.value, 'ns', tag.interval)}" in table
+    assert f"match_time_tag = {html.value_text(tag)}" in table
     ucx = next(c for c in cases if c.transport == "ucx-sm" and c.environ == "openmpi")
     assert "match_time_tag" not in ucx.variables
     assert "match_time_tag unresolved: &lt; " in table
@@ -296,3 +296,10 @@ def test_a_retried_test_case_keeps_its_first_failure_in_the_report(tmp_path):
     again = report_pkg.build([DATA], None, tmp_path / "once")
     assert "No test case was retried" in again.html.read_text()
     assert json.loads(again.json.read_text())["retried_test_cases"] == []
+
+
+def test_an_interval_below_95_percent_is_shown_with_its_coverage():
+    from sentinel.results.report.tables import measured
+
+    assert measured(1.546e-3, "s", (1.546e-3, 1.568e-3), 0.75) == "1.546 ms [1.546, 1.568] (75 %)"
+    assert measured(0.41, "us", (0.40, 0.44)) == "0.41 us [0.4, 0.44]"

@@ -14,6 +14,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from sentinel.analysis.fits import median_coverage, median_interval
 from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import THREAD_LEVELS
@@ -80,6 +81,7 @@ class JacobiRun:
     checksum: float
     #: The range of the sweep time over the repetitions (its interval)
     sweep_interval_s: tuple[float, float] = (0.0, 0.0)
+    coverage: float = 0.0  # of sweep_interval_s (and so of the rates')
 
     @property
     def mlups_interval(self) -> tuple[float, float]:
@@ -131,16 +133,18 @@ def analyse(out: BenchOutput, stdout: str) -> JacobiRun:
                             "is not three sizes")
     phases = {p: statistics.fmean(r.number(f"{p}_s") for r in reps) / iterations
               for p in PHASES}
-    sweep = statistics.fmean(r.number("sweep_s") for r in reps)
+    sweeps = [r.number("sweep_s") for r in reps]
+    sweep = statistics.median(sweeps)
     points = local[0] * local[1] * local[2] * cfg.integer("ranks")
     return JacobiRun(
         ranks=cfg.integer("ranks"), threads=cfg.integer("threads"), mode=cfg.text("mode"),
         local=local, k=cfg.integer("k"), scaling=cfg.text("scaling"), phases=phases,
-        # the rate of the mean sweep time, so that mlups and t_sweep agree
+        # the rate of the median sweep time, so that mlups and t_sweep agree
         sweep_s=sweep, mlups=points / sweep / 1e6,
         checksum=_one(out, "JACOBI_RESULT", stdout).number("checksum"),
-        sweep_interval_s=(min(r.number("sweep_s") for r in reps),
-                          max(r.number("sweep_s") for r in reps)),
+        # the order-statistics interval of the median, and its exact coverage
+        # (the range of 3 repetitions: 75 %; 6 or more: at least 95 %)
+        sweep_interval_s=median_interval(sweeps), coverage=median_coverage(len(sweeps)),
     )
 
 
@@ -152,12 +156,13 @@ def values(run: JacobiRun) -> Values:
     out = Values(SPEC)
     for phase, t in run.phases.items():
         out.put("t_{phase}_N{n}", t, phase=phase, n=run.ranks)
-    out.put("t_{phase}_N{n}", run.sweep_s, run.sweep_interval_s, phase="sweep", n=run.ranks)
+    out.put("t_{phase}_N{n}", run.sweep_s, run.sweep_interval_s, run.coverage, phase="sweep",
+            n=run.ranks)
     lo, hi = run.mlups_interval
     if hi == float("inf"):  # the sweep time's interval reaches 0: no upper bound
         out.put("mlups_N{n}", run.mlups, n=run.ranks)
     else:
-        out.put("mlups_N{n}", run.mlups, (lo, hi), n=run.ranks)
+        out.put("mlups_N{n}", run.mlups, (lo, hi), run.coverage, n=run.ranks)
     return out
 
 
@@ -173,7 +178,7 @@ def model_values(run: JacobiRun, single_sweep_s: float, bandwidth_mbs: float,
     out.put("model_mlups_N{n}", model, n=run.ranks)
     lo, hi = run.mlups_interval
     interval = (lo / model, hi / model) if hi != float("inf") else None
-    out.put("model_ratio_N{n}", run.mlups / model, interval, n=run.ranks)
+    out.put("model_ratio_N{n}", run.mlups / model, interval, run.coverage, n=run.ranks)
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sentinel.analysis.fits import MatchFit, fit_matching, queue_model
+from sentinel.analysis.fits import MatchFit, fit_matching, median_coverage, queue_model
 from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput, Record
@@ -178,9 +178,11 @@ def _checkpoint_values(values: Values, algorithm: str, recs: list[Record],
     if not at:
         raise SentinelError(f"no result for the check-point n={checkpoint}")
     rec = at[0]
+    # the order-statistics interval of the median of the point's samples
+    coverage = median_coverage(rec.integer("samples"))
     for point in ("iot", "rot"):
         interval = ((rec.number(f"{point}_lo_us"), rec.number(f"{point}_hi_us"))
                     if f"{point}_lo_us" in rec.fields else None)
-        values.put("{point}_{alg}", rec.number(f"{point}_us"), interval, point=point,
+        values.put("{point}_{alg}", rec.number(f"{point}_us"), interval, coverage, point=point,
                    alg=algorithm)
     values.put("diff_{alg}", rec.number("diff_us"), alg=algorithm)

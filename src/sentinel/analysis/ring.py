@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from sentinel.analysis.fits import linear_fit, median_interval
+from sentinel.analysis.fits import linear_fit, median_coverage, median_interval
 from sentinel.analysis.variables import LOWER, NEUTRAL, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -23,13 +23,13 @@ SPEC = CheckSpec(
 )
 
 
-def lap_us(run: BenchOutput, stdout: str) -> tuple[float, tuple[float, float]]:
-    """Median time per lap of one launch's repetitions, and its interval."""
+def lap_us(run: BenchOutput, stdout: str) -> tuple[float, tuple[float, float], float]:
+    """Median time per lap of one launch's repetitions, its interval and that's coverage."""
     reps = [rec.number("lap_us") for rec in run.of("RING")]
     if not reps:
         raise SentinelError(f"{stdout}: the {run.of('CONFIG')[0].integer('ranks')}-rank "
                             "launch reported no SENTINEL_RING line")
-    return statistics.median(reps), median_interval(reps)
+    return statistics.median(reps), median_interval(reps), median_coverage(len(reps))
 
 
 def values(runs: dict[int, BenchOutput], stdout: str) -> Values:
@@ -40,9 +40,9 @@ def values(runs: dict[int, BenchOutput], stdout: str) -> Values:
     """
     out = Values(SPEC)
     measured = {n: lap_us(run, stdout) for n, run in runs.items()}
-    laps = {n: t for n, (t, _) in measured.items()}
-    for n, (t, interval) in measured.items():
-        out.put("lap_N{n}", t, interval, n=n)
+    laps = {n: t for n, (t, _, _) in measured.items()}
+    for n, (t, interval, coverage) in measured.items():
+        out.put("lap_N{n}", t, interval, coverage, n=n)
     ring = {n: t for n, t in laps.items() if n >= 2}
     if len(ring) < 2:
         why = (f"the line t = a + b N needs launches of at least two ring sizes of 2 ranks "

@@ -221,10 +221,13 @@ class Values(dict):
         self.spec = spec
         self.unresolved: dict[str, str] = {}
         self.intervals: dict[str, tuple[float, float]] = {}
+        #: The coverage of each interval whose coverage is not :data:`COVERAGE`
+        #: (the range of a few repetitions: ``1 - 2^(1-n)``).
+        self.coverage: dict[str, float] = {}
 
     def put(self, template: str, value: float, interval: tuple[float, float] | None = None,
-            **fields: object) -> None:
-        """Record ``value`` (within ``interval``) as ``template`` with ``fields`` filled in."""
+            coverage: float = COVERAGE, **fields: object) -> None:
+        """Record ``value`` (within ``interval`` of ``coverage``) as ``template``, ``fields`` in."""
         var = self.spec.var(template)
         name = var.name(**fields)
         why = ""
@@ -236,22 +239,27 @@ class Values(dict):
             return
         self[name] = (value, var.unit)
         self.unresolved.pop(name, None)
+        self.coverage.pop(name, None)
         if interval is None:
             self.intervals.pop(name, None)
         else:
             self.intervals[name] = (float(interval[0]), float(interval[1]))
+            if coverage != COVERAGE:
+                self.coverage[name] = round(float(coverage), 4)
 
     def unresolve(self, name: str, why: str) -> None:
         """Report the variable ``name`` as unresolved, saying why (and its bound)."""
         self.unresolved[name] = why
         self.pop(name, None)
         self.intervals.pop(name, None)
+        self.coverage.pop(name, None)
 
     def merge(self, other: Values) -> None:
         """Add the values, intervals and the unresolved ones of ``other``."""
         self.update(other)
         self.unresolved.update(other.unresolved)
         self.intervals.update(other.intervals)
+        self.coverage.update(other.coverage)
 
 
 _REGISTRY: dict[str, CheckSpec] = {}

@@ -252,6 +252,13 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     #: :default: ``{}`` (set by sanity)
     intervals = variable(typ.Dict[str, typ.List[float]], value={}, loggable=True)
 
+    #: The coverage of each interval of :attr:`intervals` that is not 95 %
+    #: (the range of a few repetitions: ``1 - 2^(1-n)``, 75 % for 3).
+    #:
+    #: :type: :class:`Dict[str, float]`
+    #: :default: ``{}`` (set by sanity)
+    interval_coverage = variable(typ.Dict[str, float], value={}, loggable=True)
+
     #: The variables the reference entry of this test holds (set by
     #: :class:`~sentinel.rfm.references.PartitionReferences`): each must be
     #: measured, or the test fails.
@@ -700,6 +707,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             self.unresolved = dict(getattr(values, "unresolved", {}))
             self.intervals = {name: list(lo_hi)
                               for name, lo_hi in getattr(values, "intervals", {}).items()}
+            self.interval_coverage = dict(getattr(values, "coverage", {}))
             self.require_variables()
             if hang:
                 raise SentinelError(hang)

@@ -25,7 +25,14 @@ from sentinel.results.report.summary import (
     test_name,
     when,
 )
-from sentinel.results.report.tables import Acceptance, Row, measured, natural, nodes, num
+from sentinel.results.report.tables import (
+    Acceptance,
+    Row,
+    natural,
+    nodes,
+    num,
+    value_text,
+)
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
     from sentinel.results.changes import Change
@@ -91,7 +98,7 @@ def _variables(cases: list[Case]) -> str:
         return ""
     body = [(" ".join(x for x in (r.case.transport, r.case.mapping, r.case.variant, r.case.node)
                       if x) or r.case.name, r.var.name,
-             measured(r.var.value, r.var.unit, r.var.interval),
+             value_text(r.var),
              num(r.var.reference, r.var.unit) if r.var.referenced else "", r.var.change,
              _band(r), _margin(r), r.verdict) for r in rows]
     table = _table(("test case", "variable", "measured [95 % interval]", "reference",
@@ -107,7 +114,7 @@ def _acceptance(acc: Acceptance) -> str:
              f"{len(acc.failed_cases)} test cases failed.</p>"]
     if acc.requirements:
         body = [(r.case.where, test_name(r.case), r.var.name,
-                 measured(r.var.value, r.var.unit, r.var.interval),
+                 value_text(r.var),
                  r.var.change, _band(r), _margin(r), r.verdict) for r in acc.requirements]
         parts.append(_table(("where", "test", "requirement", "measured [95 % interval]",
                              "vs reference",
@@ -155,7 +162,7 @@ def _figures(figs: list[tuple[str, str]], empty: str) -> str:
 def _matching_times(c: Case) -> str:
     """Each matching time, resolved (with its interval) or unresolved (with its bound)."""
     unresolved = c.extra.get("unresolved") if isinstance(c.extra.get("unresolved"), dict) else {}
-    parts = [f"{n} = {measured(v.value, v.unit, v.interval)}"
+    parts = [f"{n} = {value_text(v)}"
              for n, v in sorted(c.variables.items()) if n.startswith("match_time")]
     parts += [f"{n} unresolved: {str(why).split(':')[0]}"
               for n, why in sorted(unresolved.items()) if n.startswith("match_time")]
@@ -276,7 +283,7 @@ def _cell(c: Case, name: str) -> tuple[str, str]:
     if var is not None and var.value is not None:
         cls = "" if not var.referenced else ("PASS" if var.result == "pass" else "FAIL")
         band = f" band {_band(Row(c, var))}" if var.referenced else ""
-        return escape(measured(var.value, var.unit, var.interval) + band), cls
+        return escape(value_text(var) + band), cls
     return "", ""
 
 

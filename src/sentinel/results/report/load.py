@@ -86,6 +86,9 @@ class Variable:
     decl: PerfVar | None = None
     #: Its interval (low, high) where the analysis gave one (``intervals``).
     interval: tuple[float, float] | None = None
+    #: That interval's coverage where it is not the suite's 95 %
+    #: (``interval_coverage``: the range of 3 repetitions covers 75 %).
+    coverage: float | None = None
 
     @property
     def declared_value(self) -> float | None:
@@ -210,7 +213,7 @@ class Inputs:
 
 
 def _variable(check: str, key: str, entry: object, where: str,
-              intervals: dict[str, tuple[float, float]]) -> Variable:
+              intervals: dict[str, tuple[float, float]], coverage: dict[str, float]) -> Variable:
     if not isinstance(entry, list) or len(entry) != _ENTRY_LEN:
         raise ValueError(f"{where}: performance value {key!r} is not "
                          "[value, reference, lower, upper, unit, result]")
@@ -220,7 +223,8 @@ def _variable(check: str, key: str, entry: object, where: str,
             raise ValueError(f"{where}: performance value {key!r} has {what} {number!r}")
     name = key.split(":", 2)[-1]
     return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
-                    str(result or ""), _declared(check, name), intervals.get(name))
+                    str(result or ""), _declared(check, name), intervals.get(name),
+                    coverage.get(name))
 
 
 def _intervals(raw: object, where: str) -> dict[str, tuple[float, float]]:
@@ -234,6 +238,18 @@ def _intervals(raw: object, where: str) -> dict[str, tuple[float, float]]:
             raise ValueError(f"{where}: 'intervals': {name!r} is not [low, high], got {pair!r}")
         out[name] = (float(pair[0]), float(pair[1]))
     return out
+
+
+def _coverage(raw: object, where: str) -> dict[str, float]:
+    """The test case's ``interval_coverage`` field (absent in older reports: all 95 %)."""
+    if raw is None:
+        return {}
+    _expect(raw, "an object", f"{where}: 'interval_coverage'")
+    for name, value in raw.items():
+        if not (_is_number(value) and 0 < value < 1):
+            raise ValueError(f"{where}: 'interval_coverage': {name!r} is {value!r}, not a "
+                             "probability")
+    return {name: float(value) for name, value in raw.items()}
 
 
 def _check_testcase(tc: object, where: str, source: str) -> None:
@@ -297,10 +313,11 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
     _expect(completed, "a number or null", f"{where}: 'job_completion_time_unix'")
     variables = {}
     intervals = _intervals(tc.get("intervals"), where)
+    coverage = _coverage(tc.get("interval_coverage"), where)
     for key, entry in perfvalues.items():
         if headline_only and not _headline(check, key):
             continue
-        var = _variable(check, key, entry, where, intervals)
+        var = _variable(check, key, entry, where, intervals, coverage)
         variables[var.name] = var
     try:
         recorded = provenance.of_testcase(tc)
@@ -481,9 +498,10 @@ def _label(value: object) -> str:
 #: The fields of a stored test case that the report reads (:func:`_case`,
 #: :func:`last_attempts`); a stored session's other fields are most of its bytes.
 _READ = ("name", "display_name", "unique_name", "system", "partition", "environ", "result",
-         "perfvalues", "intervals", "job_completion_time_unix", "provenance", "transport",
-         "mapping", "fail_reason", "skip_reason", "queue_model", "queue_evidence",
-         "mpi_linkage", "unresolved", "fabric_pairs", "outliers", "dependencies_actual")
+         "perfvalues", "intervals", "interval_coverage", "job_completion_time_unix",
+         "provenance", "transport", "mapping", "fail_reason", "skip_reason", "queue_model",
+         "queue_evidence", "mpi_linkage", "unresolved", "fabric_pairs", "outliers",
+         "dependencies_actual")
 
 _StoredCase = msgspec.defstruct("_StoredCase", [(k, Any, msgspec.UNSET) for k in _READ])
 _StoredRun = msgspec.defstruct("_StoredRun", [("testcases", list[_StoredCase], [])])

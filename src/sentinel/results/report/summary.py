@@ -20,9 +20,9 @@ from sentinel.results.report.tables import (
     HostSlowdown,
     case_node,
     host_slowdowns,
-    measured,
     nodes,
     num,
+    value_text,
 )
 
 if TYPE_CHECKING:  # changes reads the report's loader: imported for the type only
@@ -183,7 +183,7 @@ def _requirements(acc: Acceptance, folded: set[tuple[str, str]]) -> Group:
     for r in acc.requirements:
         if r.verdict == "FAIL" and not _on(r.case, folded):
             group.lines.append(Line(f"{r.case.where} {test_name(r.case)} {r.var.name}: "
-                                    f"{measured(r.var.value, r.var.unit, r.var.interval)}, "
+                                    f"{value_text(r.var)}, "
                                     f"{r.var.change}",
                                     case_id(r.case), "FAIL"))
     return group

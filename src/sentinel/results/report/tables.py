@@ -12,11 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 
-from sentinel.analysis.variables import HOST_VARIABLES
+from sentinel.analysis.variables import COVERAGE, HOST_VARIABLES
 from sentinel.results.report.load import Case, Variable
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
-                  "test", "variable", "value", "interval_low", "interval_high", "unit",
+                  "test", "variable", "value", "interval_low", "interval_high",
+                  "interval_coverage", "unit",
                   "reference", "lower_bound", "upper_bound", "margin", "verdict")
 
 
@@ -42,7 +43,9 @@ class Row:
         return {"system": c.system, "partition": c.partition, "environ": c.environ,
                 "check": c.check, "transport": c.transport, "mapping": c.mapping,
                 "test": c.name, "variable": self.var.name, "value": self.var.value,
-                "interval_low": low, "interval_high": high, "unit": self.var.unit,
+                "interval_low": low, "interval_high": high,
+                "interval_coverage": None if low is None else (self.var.coverage or COVERAGE),
+                "unit": self.var.unit,
                 "reference": self.var.reference if self.var.referenced else None,
                 "lower_bound": lo, "upper_bound": hi, "margin": self.var.margin,
                 "verdict": self.verdict}
@@ -101,7 +104,7 @@ class HostSlowdown:
     def text(self) -> str:
         """``node n1: host_copy_bw 4.1 GB/s, 52.3 % worse than its reference 8.6 GB/s; ...``."""
         figures = "; ".join(
-            f"{r.var.name} {measured(r.var.value, r.var.unit, r.var.interval)}, "
+            f"{r.var.name} {value_text(r.var)}, "
             f"{r.var.change} than its reference {num(r.var.reference, r.var.unit)}"
             for r in self.probe)
         values = sum(1 for c in self.cases for v in c.variables.values()
@@ -181,7 +184,7 @@ def transport_matrix(cases: list[Case]) -> tuple[list[str], list[list[str]]]:
             case = by.get((*key, p))
             for var, _ in MATRIX_VARIABLES:
                 v = case.variables.get(var) if case else None
-                row.append(measured(v.value, v.unit, v.interval)
+                row.append(value_text(v)
                            if v and v.value is not None else "")
         body.append(row)
     return header, body
@@ -221,12 +224,20 @@ def bounds(lo: float | None, hi: float | None, unit: str, like: float | None) ->
     return f"[{low}, {high}] {shown}".strip()
 
 
-def measured(value: float | None, unit: str, interval: tuple[float, float] | None) -> str:
-    """A value with its unit and, where it has one, its 95 % interval."""
+def measured(value: float | None, unit: str, interval: tuple[float, float] | None,
+             coverage: float | None = None) -> str:
+    """A value with its unit and, where it has one, its interval (95 %, else said)."""
     if interval is None or value is None:
         return num(value, unit)
     factor, _ = _shown(unit, value)
-    return f"{num(value, unit)} [{_digits(interval[0] / factor)}, {_digits(interval[1] / factor)}]"
+    said = "" if coverage is None else f" ({100 * coverage:.4g} %)"
+    return (f"{num(value, unit)} [{_digits(interval[0] / factor)}, "
+            f"{_digits(interval[1] / factor)}]{said}")
+
+
+def value_text(var: Variable) -> str:
+    """A variable's value as :func:`measured` says it, with its interval and coverage."""
+    return measured(var.value, var.unit, var.interval, var.coverage)
 
 
 def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str],
