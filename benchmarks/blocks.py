@@ -25,10 +25,15 @@ only when the medians either side differ by ``MIN_SHIFT`` or more, as the
 suite's detector requires. A block is found by it when both edges are
 among its boundaries at the right nights.
 
-Prints, per series and in all: false alarms per series of nights, blocks
-found, and the seconds each method took.
+The same series also take a step (every night from the block's start on
+scaled by ``--factor``: found when named at its night) and a drift (scaled
+gradually from there to ``--factor`` on the last night: found when a change
+is named at or after its start).
 
-    .venv/bin/python benchmarks/blocks.py --nights 50 --trials 40 --block 4
+Prints, per series and in all: false alarms per series of nights, blocks,
+steps and drifts found, and the seconds each method took.
+
+    .venv/bin/python benchmarks/blocks.py --nights 50 --trials 40 --block 4 [--factor 0.8]
 """
 
 from __future__ import annotations
@@ -100,27 +105,42 @@ def _pelt(values: list[float]) -> list[int]:
 
 def _trial(rng: np.random.Generator, values: list[float], args: argparse.Namespace,
            clock: dict[str, float]) -> dict[str, int]:
-    """One unchanged series and the same with a block, judged by both methods."""
+    """One unchanged series and the same with a block, a step and a drift, by both methods.
+
+    The step scales every night from ``at`` on by ``--factor``; the drift
+    scales night ``at + i`` by ``factor^((i + 1) / (nights - at))``, reaching
+    ``--factor`` on the last night. A step is found when a change is named
+    at its night exactly; a drift when one is named at or after its start.
+    """
     series = list(rng.choice(values, args.nights))
     at = int(rng.integers(args.nights // 3, 2 * args.nights // 3 - args.block))
     blocky = [v * args.factor if at <= i < at + args.block else v for i, v in enumerate(series)]
+    stepped = [v * args.factor if i >= at else v for i, v in enumerate(series)]
+    span = args.nights - at
+    drifted = [v * args.factor ** ((i - at + 1) / span) if i >= at else v
+               for i, v in enumerate(series)]
     start = time.perf_counter()
     step, block = _named(series)
     _, edges = _named(blocky)
+    at_step = sum(_named(stepped), [])
+    at_drift = sum(_named(drifted), [])
     clock["e-divisive"] += time.perf_counter() - start
     start = time.perf_counter()
     pelt, pelt_blocky = _pelt(series), _pelt(blocky)
+    pelt_step, pelt_drift = _pelt(stepped), _pelt(drifted)
     clock["pelt"] += time.perf_counter() - start
     return {"steps": bool(step), "blocks": bool(block), "found": edges == [at, at + args.block],
-            "pelt_false": bool(pelt), "pelt_found": pelt_blocky == [at, at + args.block]}
+            "step": at in at_step, "drift": any(i >= at for i in at_drift),
+            "pelt_false": bool(pelt), "pelt_found": pelt_blocky == [at, at + args.block],
+            "pelt_step": at in pelt_step, "pelt_drift": any(i >= at for i in pelt_drift)}
 
 
 def main() -> int:
     """Draw the series, judge them, print the counts."""
     args = _parser().parse_args()
     rng = np.random.default_rng(args.seed)
-    totals = {"series": 0, "steps": 0, "blocks": 0, "found": 0, "pelt_false": 0,
-              "pelt_found": 0}
+    totals = {"series": 0, "steps": 0, "blocks": 0, "found": 0, "step": 0, "drift": 0,
+              "pelt_false": 0, "pelt_found": 0, "pelt_step": 0, "pelt_drift": 0}
     clock = {"e-divisive": 0.0, "pelt": 0.0}
     for key, values in sorted(_measured(args.db, args.unchanged).items()):
         counts = {k: 0 for k in totals}
@@ -135,12 +155,15 @@ def main() -> int:
               f"PELT: false {counts['pelt_false']}/{args.trials}, found "
               f"{counts['pelt_found']}/{args.trials} (spread of the measured values "
               f"{np.std(np.log(values)):.1%})")
+    n = totals["series"]
     print(f"all, E-Divisive and the block scan: false steps {totals['steps']}, false blocks "
-          f"{totals['blocks']} in {totals['series']} series of {args.nights} unchanged nights; "
-          f"{args.block}-night blocks x{args.factor:g} found {totals['found']}/{totals['series']}; "
-          f"{clock['e-divisive']:.1f} s")
-    print(f"all, PELT: series with a false boundary {totals['pelt_false']}/{totals['series']}; "
-          f"blocks found {totals['pelt_found']}/{totals['series']}; {clock['pelt']:.1f} s")
+          f"{totals['blocks']} in {n} series of {args.nights} unchanged nights; "
+          f"{args.block}-night blocks x{args.factor:g} found {totals['found']}/{n}; steps "
+          f"x{args.factor:g} named at their night {totals['step']}/{n}; drifts to "
+          f"x{args.factor:g} named {totals['drift']}/{n}; {clock['e-divisive']:.1f} s")
+    print(f"all, PELT: series with a false boundary {totals['pelt_false']}/{n}; blocks found "
+          f"{totals['pelt_found']}/{n}; steps at their night {totals['pelt_step']}/{n}; "
+          f"drifts named {totals['pelt_drift']}/{n}; {clock['pelt']:.1f} s")
     return 0
 
 
