@@ -5,9 +5,11 @@ each rank running ``threads`` OpenMP threads, in the ``serial`` (master
 only, outside parallel regions), ``funnelled`` (master inside the region)
 and ``multiple`` (every thread communicates) modes. Sizes double from
 ``min_size`` to ``max_size`` 4-byte elements per thread; each size is timed
-for at least ``target_time`` seconds. Performance variables (seconds per
-iteration): ``barrier``, ``halo_<bytes>B``, ``pingpong_<bytes>B``,
-``pingping_<bytes>B`` (bytes of the whole message, all threads' parts).
+for ``target_time`` seconds in all, over ``repetitions`` runs
+(:class:`~sentinel.rfm.timing.TimedPoints`: the median, with the interval of
+the median). Performance variables (seconds per iteration): ``barrier``,
+``halo_<bytes>B``, ``pingpong_<bytes>B``, ``pingping_<bytes>B`` (bytes of
+the whole message, all threads' parts).
 
 ``HybridCollectivesCheck`` runs EPCC's mixed-mode collectives (reduce,
 allreduce, bcast, scatter, gather, alltoall of 4-byte integers, root 0) in
@@ -46,10 +48,11 @@ from sentinel.rfm.threads import (
     threaded_output,
     verify_threads,
 )
+from sentinel.rfm.timing import TimedPoints
 
 
 @rfm.simple_test
-class HybridCheck(TransportMappingTest, PartitionReferences):
+class HybridCheck(TimedPoints, TransportMappingTest, PartitionReferences):
     """The mixed-mode micro-benchmarks in one mode, two ranks, one transport and mapping."""
 
     #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
@@ -81,10 +84,6 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     min_size = variable(int, value=1)
     max_size = variable(int, value=4194304)
 
-    #: Seconds each size is timed for at least (the iteration count doubles).
-    #:
-    #: :type: :class:`float`
-    target_time = variable(float, value=1.0)
 
     #: Allow 2 x ``threads`` beyond a node's cores.
     #:
@@ -94,7 +93,7 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.SPEC
     bench = "hybrid"
-    bench_options = ("mode", "benchmarks", "min_size", "max_size", "target_time")
+    bench_options = ("mode", "benchmarks", "min_size", "max_size", "target_time", "repetitions")
     tags = {"hybrid", "nightly", "acceptance"}
     rotates = True
 
@@ -130,7 +129,8 @@ class HybridCheck(TransportMappingTest, PartitionReferences):
 
 
 @rfm.simple_test
-class HybridCollectivesCheck(SpanNodes, TransportMappingTest, PartitionReferences):
+class HybridCollectivesCheck(TimedPoints, SpanNodes, TransportMappingTest,
+                             PartitionReferences):
     """The mixed-mode collectives in one mode across ``nodes`` nodes, one transport and mapping."""
 
     #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
@@ -161,15 +161,12 @@ class HybridCollectivesCheck(SpanNodes, TransportMappingTest, PartitionReference
     min_size = variable(int, value=1)
     max_collective = variable(int, value=262144)
 
-    #: Seconds each size is timed for at least (the iteration count doubles).
-    #:
-    #: :type: :class:`float`
-    target_time = variable(float, value=1.0)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.COLLECTIVES_SPEC
     bench = "hybrid"
-    bench_options = ("mode", "benchmarks", "min_size", "max_collective", "target_time")
+    bench_options = ("mode", "benchmarks", "min_size", "max_collective", "target_time",
+                     "repetitions")
     tags = {"hybrid", "collectives", "scaling", "nightly", "acceptance"}
     rotates = True
 
@@ -199,7 +196,7 @@ class HybridCollectivesCheck(SpanNodes, TransportMappingTest, PartitionReference
 
 
 @rfm.simple_test
-class BarrierSplitCheck(NodeSplits, TransportMappingTest, PartitionReferences):
+class BarrierSplitCheck(TimedPoints, NodeSplits, TransportMappingTest, PartitionReferences):
     """The whole node's barrier at every ranks x threads split, in one mode, one transport."""
 
     #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
@@ -207,15 +204,11 @@ class BarrierSplitCheck(NodeSplits, TransportMappingTest, PartitionReferences):
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
 
-    #: Seconds each split's barrier is timed for at least.
-    #:
-    #: :type: :class:`float`
-    target_time = variable(float, value=1.0)
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.SPLITS_SPEC
     bench = "hybrid"
-    bench_options = ("mode", "target_time")
+    bench_options = ("mode", "target_time", "repetitions")
     tags = {"hybrid", "nightly", "acceptance"}
     rotates = True
 

@@ -11,8 +11,10 @@
  * (sizes doubling); all threads write their part before and read it after
  * each exchange, so intra-node data movement is part of the time. For each
  * size the iteration count doubles from 1 until one timed run lasts at least
- * --target-time seconds. Output: one SENTINEL_HYBRID line per (benchmark,
- * size) with seconds per iteration. */
+ * --target-time / --repetitions seconds; --repetitions runs of that count are
+ * timed. Output: one SENTINEL_HYBRID line per (benchmark, size) with the
+ * median seconds per iteration and the order-statistics interval of the
+ * median (the range below 9 repetitions). */
 #define _GNU_SOURCE
 #include "../common/bench_common.h"
 #include "../common/bench_omp.h"
@@ -35,7 +37,7 @@ static const char *const mode_names[NMODE] = {"serial", "funnelled", "multiple"}
 typedef struct {
     unsigned benches;
     int mode;
-    long min_size, max_size, max_collective;
+    long min_size, max_size, max_collective, repetitions;
     double target;
 } options;
 
@@ -51,10 +53,12 @@ static const char usage[] =
     "pingping,\n"
     "              reduce,allreduce,bcast,scatter,gather,alltoall] [--min-size E]\n"
     "              [--max-size E] [--max-collective E] [--target-time S]\n"
+    "              [--repetitions R]\n"
     "  sizes: 4-byte elements per thread, doubling from --min-size (1) to --max-size\n"
     "  (4194304), to --max-collective (262144) for the collectives; --target-time\n"
-    "  (1.0) seconds per timed size; default benchmarks: barrier,halo,pingpong,pingping;\n"
-    "  threads: OMP_NUM_THREADS\n";
+    "  (1.0) seconds per timed size, shared by its --repetitions (6) timed runs: the\n"
+    "  median and the order-statistics interval of the median are printed;\n"
+    "  default benchmarks: barrier,halo,pingpong,pingping; threads: OMP_NUM_THREADS\n";
 
 /* --mode: a list of one name (a name given twice counts once). */
 static int parse_mode(const sb_option *opt, const char *val, char *err, size_t errlen)
@@ -87,7 +91,7 @@ static int parse_target_time(const sb_option *opt, const char *val, char *err, s
 
 static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
 {
-    *o = (options){(1u << NPOINT) - 1, -1, 1, 4194304, 262144, 1.0};
+    *o = (options){(1u << NPOINT) - 1, -1, 1, 4194304, 262144, 6, 1.0};
     const sb_option table[] = {
         SB_OPTION_NAMES("--benchmarks", &o->benches, bench_names, NBENCH),
         SB_OPTION_CUSTOM("--mode", &o->mode, parse_mode),
@@ -95,6 +99,7 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
         SB_OPTION_LONG("--max-size", &o->max_size, 1, 1L << 26),
         SB_OPTION_LONG("--max-collective", &o->max_collective, 1, 1L << 26),
         SB_OPTION_CUSTOM("--target-time", &o->target, parse_target_time),
+        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 1000),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
@@ -345,30 +350,45 @@ static long run(const context *c, int bench, int mode, long n, long reps)
     return bad;
 }
 
-/* Double the iteration count until one run lasts --target-time; print it. */
+/* Seconds of one timed run of `reps` iterations, after a barrier. */
+static double timed(const context *c, const options *o, int bench, long n, long reps,
+                    long *bad)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    *bad += run(c, bench, o->mode, n, reps);
+    return MPI_Wtime() - t0;
+}
+
+/* Double the iteration count until one run lasts --target-time / --repetitions,
+ * time --repetitions runs of it, print their median and its interval. */
 static int measure(const context *c, const options *o, int bench, long n)
 {
     long reps = 1, bad = 0;
-    double elapsed = 0.0;
+    double part = o->target / (double)o->repetitions, elapsed;
     for (;;) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        bad += run(c, bench, o->mode, n, reps);
-        elapsed = MPI_Wtime() - t0;
+        elapsed = timed(c, o, bench, n, reps, &bad);
         /* rank 0 decides, so that every rank runs the same iterations */
-        int more = elapsed < o->target && reps < (1L << 30);
+        int more = elapsed < part && reps < (1L << 30);
         MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!more)
             break;
         reps *= 2;
     }
+    double samples[1000];
+    samples[0] = elapsed / (double)reps;
+    for (long r = 1; r < o->repetitions; r++)
+        samples[r] = timed(c, o, bench, n, reps, &bad) / (double)reps;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (c->rank == 0) {
         long elems = bench == B_BARRIER ? 0 : n;
+        double lo, hi;
+        sb_median_interval(samples, (int)o->repetitions, &lo, &hi);
         printf("SENTINEL_HYBRID bench=%s mode=%s ranks=%d threads=%d elements=%ld bytes=%ld "
-               "iterations=%ld time_s=%.6e wrong=%ld\n", bench_names[bench],
-               mode_names[o->mode], c->size, c->threads, elems,
-               elems * (long)sizeof(int) * c->threads, reps, elapsed / (double)reps, bad);
+               "iterations=%ld repetitions=%ld time_s=%.6e time_lo_s=%.6e time_hi_s=%.6e "
+               "wrong=%ld\n", bench_names[bench], mode_names[o->mode], c->size, c->threads,
+               elems, elems * (long)sizeof(int) * c->threads, reps, o->repetitions,
+               sb_median(samples, (int)o->repetitions), lo, hi, bad);
         fflush(stdout);
     }
     return bad != 0;
@@ -432,10 +452,11 @@ int main(int argc, char **argv)
     c.peer = c.rank < 2 ? 1 - c.rank : MPI_PROC_NULL;
     if (c.rank == 0)
         printf("SENTINEL_CONFIG bench=hybrid ranks=%d threads=%d mode=%s required=%s "
-               "provided=%s min_size=%ld max_size=%ld max_collective=%ld target_s=%.3f\n",
+               "provided=%s min_size=%ld max_size=%ld max_collective=%ld target_s=%.3f "
+               "repetitions=%ld\n",
                c.size, c.threads, mode_names[o.mode], sb_thread_level_name(required),
                sb_thread_level_name(provided), o.min_size, o.max_size, o.max_collective,
-               o.target);
+               o.target, o.repetitions);
     if (sb_report_environment(MPI_COMM_WORLD) != 0 || sb_report_threads(MPI_COMM_WORLD, c.threads)
         || allocate(&c, &o) != 0) {
         sb_error(MPI_COMM_WORLD, PROGRAM, "cannot allocate the message buffers");

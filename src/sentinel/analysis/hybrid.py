@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sentinel.analysis.variables import LOWER, CheckSpec, Level, PerfVar, Values
+from sentinel.analysis.fits import median_coverage
+from sentinel.analysis.variables import COVERAGE, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import THREAD_LEVELS
-from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 #: The benchmark's modes and benchmarks.
 MODES = ("serial", "funnelled", "multiple")
@@ -55,9 +56,18 @@ def split_values(runs: dict[int, BenchOutput], stdout: str) -> Values:
     """``barrier_R<ranks>`` of each ranks x threads split."""
     found = Values(SPLITS_SPEC)
     for ranks, run in runs.items():
-        barrier = values(run, stdout, ["barrier"])["barrier"][0]
-        found.put("barrier_R{ranks}", barrier, ranks=ranks)
+        one = values(run, stdout, ["barrier"])
+        found.put("barrier_R{ranks}", one["barrier"][0], one.intervals.get("barrier"),
+                  one.coverage.get("barrier", COVERAGE), ranks=ranks)
     return found
+
+
+def _interval(rec: Record) -> tuple[tuple[float, float] | None, float]:
+    """The order-statistics interval of a point's median over its repetitions, if printed."""
+    if "time_lo_s" not in rec.fields:  # an output of the suite before repetitions
+        return None, COVERAGE
+    interval = (rec.number("time_lo_s"), rec.number("time_hi_s"))
+    return interval, median_coverage(rec.integer("repetitions"))
 
 
 def values(out: BenchOutput, stdout: str, benchmarks: list[str],
@@ -73,10 +83,11 @@ def values(out: BenchOutput, stdout: str, benchmarks: list[str],
                                 f"{rec.integer('bytes')} B received {rec.integer('wrong')} "
                                 "wrong elements")
         bench = rec.text("bench")
+        interval, coverage = _interval(rec)
         if bench == "barrier":
-            found.put("barrier", rec.number("time_s"))
+            found.put("barrier", rec.number("time_s"), interval, coverage)
         else:
-            found.put("{bench}_{size}B", rec.number("time_s"), bench=bench,
+            found.put("{bench}_{size}B", rec.number("time_s"), interval, coverage, bench=bench,
                       size=rec.integer("bytes"))
     missing = [b for b in benchmarks
                if not any(k == b or k.startswith(f"{b}_") for k in found)]
