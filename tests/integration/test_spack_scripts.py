@@ -55,10 +55,11 @@ def test_wrapper_environment_still_builds_with_make(tmp_path):
     assert make[0].startswith("make -j 1 CC=")
     # then the compiler's name and version, for the provenance of the results
     assert "--version" in build.splitlines()[-1] and "rfm_compiler.txt" in build
-    # Only the benchmark's own sources are copied, never the whole src/bench:
+    # Only the benchmark's own sources (and the host probe's) are copied,
+    # never the whole src/bench:
     # Spack's dev builds leave links to their stages there.
     bench = ROOT / "src" / "bench"
-    assert f"cp -R {bench}/Makefile {bench}/common {bench}/pt2pt ." in build
+    assert f"cp -R {bench}/Makefile {bench}/common {bench}/host {bench}/pt2pt ." in build
     assert "make clean" in build
     assert not [p for p in script.parent.iterdir() if p.is_dir()]
 
