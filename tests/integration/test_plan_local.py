@@ -82,11 +82,12 @@ def test_the_big_site_nightly_fits_its_budget_and_the_checks_skip_what_it_defers
     written = json.loads(deferred.read_text())["big_site:p00"]
     assert written == [{"test": d["test"], "environ": d["environ"]} for d in waiting]
     # the nightly run with the file skips exactly those, saying why: here the
-    # deferred fabric sweeps but one (before any history, the sweeps wait for
-    # the cheaper cases to be measured once)
+    # deferred fabric sweeps but one, which runs (which sweeps wait depends on
+    # the night, the order among the never measured changing each night; the
+    # sweeps together are several nights' budget, so some always wait)
     fabric = [d for d in written if d["test"].startswith("FabricCheck")]
-    kept = next(d for d in fabric if "%mode=pairs" in d["test"] and d["environ"] == "openmpi")
-    fabric.remove(kept)
+    assert len(fabric) >= 2, written
+    kept = fabric.pop(0)
     tonight = tmp_path / "tonight.json"
     tonight.write_text(json.dumps({"big_site:p00": fabric}))
     (tmp_path / "dry").mkdir()

@@ -399,7 +399,9 @@ def test_without_the_nightly_nothing_is_deferred():
 
 
 def test_the_deferral_file_is_what_the_checks_read():
-    row = _nightly({"A": (4, 5.0, True), "B": (4, 5.0, True)}, plan.Budget(None, 30))
+    # A never ran, B ran: A goes first whatever the night's order among equals
+    row = _nightly({"A": (4, 5.0, True), "B": (4, 5.0, True)}, plan.Budget(None, 30),
+                   last={"B": 1e9})
     written = plan.deferral_file(plan.Plan([row], row, [], Path("/nowhere")))
     assert written == {"big_site:p00": [{"test": "B", "environ": "openmpi"}]}
 
