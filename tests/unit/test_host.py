@@ -97,3 +97,34 @@ def test_mpi_failures_beside_a_probe_in_its_band_stay_the_mpis(tmp_path):
     assert host_slowdowns(acc) == []
     groups = {g.title: g.lines for g in summary.summarise(replace(inputs), acc, []).changed}
     assert len(groups["requirements not met (values outside their reference band)"]) == 3
+
+
+def test_a_hogged_node_whose_run_failed_sanity_is_named_from_its_message():
+    # every variable referenced: under the hog fit_bw went unresolved, and
+    # sanity failed before any band was compared; the probe leads the reason
+    inputs = _inputs("hog-sanity")
+    acc = acceptance(inputs.cases)
+    (case,) = [c for c in acc.failed_cases if c.check == "Pt2ptCheck"]
+    assert case.fail_reason.startswith("sanity error: the node slowed as a whole (its host "
+                                       "probe, before any MPI): host_copy_bw 4.278 GB/s, "
+                                       "52.0 % worse than its reference 8.918 GB/s; and so: "
+                                       "referenced variable(s) unresolved: fit_bw")
+    (slowed,) = host_slowdowns(acc)
+    assert (slowed.where, slowed.node, slowed.probe) == ("local:cpu", "vm", [])
+    assert "(the host probe, before any MPI): host_copy_bw 4.278 GB/s, 52.0 % worse than its " \
+           "reference 8.918 GB/s; 1 test case(s) and 0 MPI value(s) failed" in slowed.text
+    groups = {g.title: g.lines for g in summary.summarise(inputs, acc, []).changed}
+    assert len(groups["nodes slowed as a whole (their host probe, before the MPI)"]) == 1
+    assert not any(t.startswith("test cases that fail") for t in groups)
+
+
+def test_the_probe_out_of_its_band_is_said_only_when_worse():
+    from sentinel.analysis.host import slowed
+
+    entry = {"host_copy_bw": ["8.7", "-0.3", "0.3", "GB/s"],
+             "host_roundtrip": ["57.0", "-0.3", "0.3", "ns"]}
+    assert slowed({"host_copy_bw": (4.3, "GB/s"), "host_roundtrip": (50.0, "ns")}, entry) == [
+        "host_copy_bw 4.3 GB/s, 50.6 % worse than its reference 8.7 GB/s"]
+    # faster than the band is no slowdown; no reference, nothing said
+    assert slowed({"host_copy_bw": (20.0, "GB/s"), "host_roundtrip": (20.0, "ns")}, entry) == []
+    assert slowed({"host_copy_bw": (4.3, "GB/s")}, {}) == []

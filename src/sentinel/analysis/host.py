@@ -10,12 +10,15 @@ not run or was cut short leaves both unresolved, saying why.
 
 from __future__ import annotations
 
-from sentinel.analysis.variables import HOST_VARIABLES, CheckSpec, Values
+from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse, require_complete
 
 #: The job's file holding the probe's output (and its errors).
 HOST_FILE = "rfm_host.txt"
+
+#: How a test case that failed for its node's sake says so (the report groups by it).
+SLOWED = "the node slowed as a whole (its host probe, before any MPI)"
 
 
 def host_values(spec: CheckSpec, text: str | None, where: str) -> Values:
@@ -40,3 +43,24 @@ def host_values(spec: CheckSpec, text: str | None, where: str) -> Values:
         for var in HOST_VARIABLES:
             out.unresolve(var.template, why)
     return out
+
+
+def slowed(values: dict[str, tuple[float, str]], entry: dict[str, list[str]]) -> list[str]:
+    """Each host figure of ``values`` outside its reference band (``entry``), worse.
+
+    ``entry`` is the test's reference entry, name -> [reference, lower,
+    upper, unit] (:attr:`~sentinel.rfm.references.PartitionReferences.reference_entry`).
+    """
+    found = []
+    for var in HOST_VARIABLES:
+        name = var.template
+        if name not in values or name not in entry:
+            continue
+        value, unit = values[name]
+        ref, lower, upper = (float(x) for x in entry[name][:3])
+        higher = var.better == HIGHER
+        worse = value < ref * (1 + lower) if higher else value > ref * (1 + upper)
+        if worse and ref:
+            found.append(f"{name} {value:.4g} {unit}, {100 * abs(value / ref - 1):.1f} % worse "
+                         f"than its reference {ref:.4g} {unit}")
+    return found

@@ -30,7 +30,7 @@ from reframe.core import runtime
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import ReframeError, ReframeFatalError, SanityError
 
-from sentinel.analysis.host import HOST_FILE, host_values
+from sentinel.analysis.host import HOST_FILE, SLOWED, host_values, slowed
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems, resolved
@@ -708,7 +708,7 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             self.intervals = {name: list(lo_hi)
                               for name, lo_hi in getattr(values, "intervals", {}).items()}
             self.interval_coverage = dict(getattr(values, "coverage", {}))
-            self.require_variables()
+            self.require_host_then_variables()
             if hang:
                 raise SentinelError(hang)
         except (OSError, SentinelError) as err:
@@ -747,6 +747,21 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     def expected_variables(self) -> list[str]:
         """Every variable a complete run with this check's parameters reports."""
         return []
+
+    def require_host_then_variables(self) -> None:
+        """:meth:`require_variables`; a failure on a node whose probe is out of band says so first.
+
+        A value the slowed node left unresolved (a fit whose interval reaches
+        zero) fails sanity before any reference is compared: the message then
+        leads with the probe's figures, so that the node, not the MPI, is named.
+        """
+        try:
+            self.require_variables()
+        except SentinelError as err:
+            host = slowed(self.values, self.reference_entry)
+            if host:
+                raise SentinelError(f"{SLOWED}: {'; '.join(host)}; and so: {err}") from None
+            raise
 
     def require_variables(self) -> None:
         """Fail naming each expected or referenced variable the run did not measure."""

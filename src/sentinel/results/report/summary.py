@@ -164,7 +164,7 @@ def _case_groups(now: list[Case], before: list[Case] | None,
 def _host(slowed: list[HostSlowdown]) -> Group:
     group = Group("nodes slowed as a whole (their host probe, before the MPI)", "FAIL")
     for s in slowed:
-        target = case_id(s.probe[0].case)
+        target = case_id(s.probe[0].case if s.probe else s.cases[0])
         group.lines.append(Line(f"{s.where} {s.text}", target, "FAIL"))
     return group
 

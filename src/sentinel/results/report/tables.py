@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from sentinel.analysis.host import SLOWED
 from sentinel.analysis.variables import COVERAGE, HOST_VARIABLES
 from sentinel.results.report.load import Case, Variable
 
@@ -99,14 +100,16 @@ class HostSlowdown:
     node: str  # the job's nodes, as the provenance records them
     probe: list[Row]  # the host probe's requirements that failed, worse
     cases: list[Case]  # the failed test cases of that node: the node's, not their MPI's
+    #: The probe's figures as a test case's sanity said them, when a value the
+    #: slowed node left unresolved failed it before any reference was compared.
+    said: str = ""
 
     @property
     def text(self) -> str:
         """``node n1: host_copy_bw 4.1 GB/s, 52.3 % worse than its reference 8.6 GB/s; ...``."""
         figures = "; ".join(
-            f"{r.var.name} {value_text(r.var)}, "
-            f"{r.var.change} than its reference {num(r.var.reference, r.var.unit)}"
-            for r in self.probe)
+            f"{r.var.name} {value_text(r.var)}, {r.var.change} than its reference "
+            f"{num(r.var.reference, r.var.unit)}" for r in self.probe) or self.said
         values = sum(1 for c in self.cases for v in c.variables.values()
                      if v.referenced and v.result != "pass" and not is_host(v.name))
         return (f"node {self.node} slowed as a whole (the host probe, before any MPI): "
@@ -140,10 +143,17 @@ def host_slowdowns(acc: Acceptance) -> list[HostSlowdown]:
             if key[1]:
                 probe.setdefault(key, []).append(r)
     cases: dict[tuple[str, str], list[Case]] = {}
+    said: dict[tuple[str, str], str] = {}
     for c in acc.failed_cases:
-        cases.setdefault((f"{c.system}:{c.partition}", case_node(c)), []).append(c)
-    return [HostSlowdown(where, node, _one_per_variable(rows), cases.get((where, node), []))
-            for (where, node), rows in sorted(probe.items())]
+        key = (f"{c.system}:{c.partition}", case_node(c))
+        cases.setdefault(key, []).append(c)
+        mark = f"{SLOWED}: "
+        if mark in c.fail_reason and key[1]:
+            said.setdefault(key, c.fail_reason.split(mark, 1)[1].split("; and so: ")[0])
+    keys = sorted(set(probe) | set(said))
+    return [HostSlowdown(where, node, _one_per_variable(probe.get((where, node), [])),
+                         cases.get((where, node), []), said.get((where, node), ""))
+            for where, node in keys]
 
 
 def case_node(c: Case) -> str:
