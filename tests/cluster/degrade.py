@@ -23,6 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from sentinel.analysis.host import host_values
+from sentinel.analysis.variables import spec_of
+
 
 def unavailable() -> str | None:
     """Why degradations cannot be injected here, or None when they can."""
@@ -101,8 +104,7 @@ def host_speed(exe: Path) -> dict[str, float]:
     contends for them, and every transport of a ``Pt2ptCheck`` with them.
     """
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    line = next((x for x in proc.stdout.splitlines() if x.startswith("SENTINEL_HOST ")), None)
-    if proc.returncode != 0 or line is None:
-        raise RuntimeError(f"{exe.name} exited {proc.returncode}: {proc.stderr.strip()}")
-    fields = dict(f.split("=") for f in line.split()[1:])
-    return {key: float(fields[key]) for key in ("roundtrip_ns", "copy_gbs")}
+    values = host_values(spec_of("Pt2ptCheck"), proc.stdout + proc.stderr, exe.name)
+    if proc.returncode != 0 or values.unresolved:
+        raise RuntimeError(f"{exe.name} exited {proc.returncode}: {values.unresolved}")
+    return {"roundtrip_ns": values["host_roundtrip"][0], "copy_gbs": values["host_copy_bw"][0]}

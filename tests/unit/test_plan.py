@@ -243,20 +243,20 @@ def test_measured_time_is_the_median_of_the_earlier_runs(tmp_path):
     for n, seconds in enumerate((10.0, 30.0, 11.0)):
         _store(db, _session(n, seconds))
     jobs, _ = plan.jobs_of(REPORT)
-    measured = plan.measured_times(db, "local", {j.key for j in jobs})
+    measured = plan.history(db, "local", {j.key for j in jobs}).times
     pt2pt = {j.key for j in jobs if j.test.startswith("Pt2ptCheck")}
     assert set(measured) == pt2pt and set(measured.values()) == {11.0}
-    assert plan.measured_times(db, "big_site", {j.key for j in jobs}) == {}
+    assert plan.history(db, "big_site", {j.key for j in jobs}).times == {}
 
 
 def test_no_database_measures_nothing_and_a_broken_one_is_an_error(tmp_path):
     jobs, _ = plan.jobs_of(REPORT)
     keys = {j.key for j in jobs}
-    assert plan.measured_times(tmp_path / "absent.db", "local", keys) == {}
+    assert plan.history(tmp_path / "absent.db", "local", keys).times == {}
     broken = tmp_path / "broken.db"
     broken.write_text("not sqlite")
     with pytest.raises(SentinelError, match="broken.db: not a ReFrame results database"):
-        plan.measured_times(broken, "local", keys)
+        plan.history(broken, "local", keys)
 
 
 # -- the plan ---------------------------------------------------------------------

@@ -7,7 +7,7 @@ Per partition of the system this module gives
 * **jobs**: the batch jobs the selection would submit (:func:`jobs_of`);
 * **node-hours**: the sum over those jobs of nodes x ``t``, where ``t`` is the
   median measured run time (``time_run``) of the test case's earlier runs in
-  the results database (:func:`measured_times`), or its time limit (a bound)
+  the results database (:func:`history`), or its time limit (a bound)
   for a test case never run;
 * **wall time**, an estimate: the sum over the jobs of ``t / max_jobs``.
   Partitions run side by side, so the total wall time is the longest
@@ -442,11 +442,6 @@ def history(db: Path, system: str, keys: Iterable[CaseKey]) -> History:
     return History({key: statistics.median(v) for key, v in times.items()}, last)
 
 
-def measured_times(db: Path, system: str, keys: Iterable[CaseKey]) -> dict[CaseKey, float]:
-    """The median ``time_run`` of each test case's earlier runs stored in ``db``."""
-    return history(db, system, keys).times
-
-
 # -- the plan ----------------------------------------------------------------
 
 
@@ -622,7 +617,11 @@ _RIGHT = {1, 2, 3, 5, 6, 7}  # numeric columns, right-aligned
 def _total_budget(plan: Plan) -> str:
     budgeted = [r for r in plan.rows if r.partition and r.partition.budget]
     over = [r for r in budgeted if r.over_budget]
-    return f"{len(over)} of {len(budgeted)} partitions over budget" if budgeted else ""
+    if not budgeted:
+        return ""
+    if not over:
+        return f"all {len(budgeted)} partition(s) with a budget fit it"
+    return f"{len(over)} of {len(budgeted)} partitions over budget"
 
 
 def legend(plan: Plan) -> list[str]:
