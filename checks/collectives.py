@@ -22,6 +22,11 @@ the affinity probe of the same launch; its variables have the same names.
 OSU is looked up as for ``OsuCheck`` (``OsuCollectivesSourceCheck`` builds
 it from the release tarball).
 
+Both repeat their launches ``repetitions`` times (3): IMB's one launch
+again with the same command line, OSU's launch of each P right after its
+probe. Each value is the median over the repetitions with their range (75 %
+at 3).
+
 IMB-MPI1 is looked up as for ``ImbCheck``: ``-S CollectivesCheck.suite_dir``,
 the environment's ``extras['benchmark_dirs']['imb']``, its PATH (Intel MPI
 ships it); ``CollectivesSourceCheck`` builds IMB from its release tarball
@@ -36,7 +41,7 @@ from reframe.core.builtins import fixture, parameter, run_before, variable
 from sentinel.analysis import collectives
 from sentinel.analysis.standard import osu_options
 from sentinel.analysis.variables import Values
-from sentinel.parsers import imb
+from sentinel.parsers import imb, osu
 from sentinel.rfm.build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
 from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
@@ -81,11 +86,10 @@ class CollectivesCheck(ImbCountSeries, StandardSuiteCheck):
                                 "-iter", str(self.iterations),
                                 "-time", str(self.time_per_size)]
 
-    def read_output(self) -> imb.ImbOutput:
+    def read_output(self) -> list[imb.ImbOutput]:
         stdout, text = self.stdout_text()
-        out = imb.parse(text, stdout)
-        imb.require_complete(out, stdout)
-        return out
+        return [imb.parse_complete(chunk, stdout)
+                for chunk in self.require_launches(imb.split(text), stdout)]
 
     def expected_variables(self) -> list[str]:
         return collectives.expected(self.operations, self.sizes, self.series)
@@ -154,8 +158,11 @@ class OsuCollectivesCheck(OsuCountSeries, StandardSuiteCheck):
     def expected_variables(self) -> list[str]:
         return collectives.osu_expected(self.benchmark, self.sizes, self.series)
 
-    def suite_values(self, out: OsuSeriesOutput) -> tuple[Values, list[int]]:
-        return collectives.osu_values(out.tables, self.benchmark, self.sizes), []
+    def launch_outputs(self, out: OsuSeriesOutput) -> list[dict[int, osu.OsuOutput]]:
+        return out.launches()
+
+    def suite_values(self, out: dict[int, osu.OsuOutput]) -> tuple[Values, list[int]]:
+        return collectives.osu_values(out, self.benchmark, self.sizes), []
 
 
 @rfm.simple_test

@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.integration.conftest import QUICK, need_stack
+from tests.integration.conftest import QUICK, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
 SELECTION = [*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core"]
 
 
-def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path):
+def test_calibrate_writes_references_the_next_unchanged_session_passes(tmp_path):
     need_stack("openmpi")
     refs = tmp_path / "refs"
     refs.mkdir()
@@ -51,6 +51,18 @@ def test_calibrate_writes_the_partition_references_and_keeps_the_others(tmp_path
     for var in ("tag", "comm", "umq_tag", "prq_tag", "umq_comm", "prq_comm"):
         name = f"match_time_{var}"
         assert name in entries or f"core {name}: " in proc.stdout, proc.stdout[-3000:]
+    # The next session, nothing changed, is judged by those references and passes
+    # (the file without the kept partition: it has no Slurm running here).
+    del check["local:slurm-two"]
+    (tmp_path / "next" / "refs").mkdir(parents=True)
+    (tmp_path / "next" / "refs" / "local.yaml").write_text(yaml.safe_dump(data))
+    run = reframe([*SELECTION, "-p", "openmpi", "-r"], tmp_path / "next",
+                  env={"SENTINEL_REFERENCES": str(tmp_path / "next" / "refs")},
+                  checks=("matching.py",))
+    tc = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
+    assert tc["result"] == "pass", tc.get("fail_reason")
+    judged = {k.split(":")[-1] for k, v in tc["perfvalues"].items() if v[1] is not None}
+    assert set(entries) <= judged
 
 
 def test_calibrate_refuses_a_single_run_a_bad_partition_and_missing_checks(tmp_path):

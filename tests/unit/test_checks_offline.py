@@ -19,6 +19,7 @@ from reframe.utility import import_module_from_file
 
 from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
+from sentinel.parsers import imb
 from sentinel.site.sources import file_sha256
 from tests.conftest import DATA, ROOT
 from tests.offline import Offline, check_classes, offline_runtime
@@ -46,6 +47,8 @@ def references(tmp_path, monkeypatch):
 #: The parameters the outputs in tests/data/checks were captured with (the
 #: quick mode's, config/common.py) where they change what a check expects.
 CAPTURED = {"max_size": 1048576}
+#: The standard suites' captures made before they repeated their launches.
+ONE_LAUNCH = {"repetitions": 1}
 
 
 def one(offline, check: str, env: str, partition: str = "cpu", variables=None, **params):
@@ -301,13 +304,20 @@ def test_jacobi_grid_and_ranks_per_node_of_the_node_mapping(offline):
 def test_imb_through_the_probe_and_its_variants(offline):
     case = one(offline, "ImbCheck", "intelmpi", transport="intelmpi/shm", mapping="core")
     script = case.script()
-    assert "/opt/intel/mpi/bin/IMB-MPI1 PingPong" in script
+    assert script.count("/opt/intel/mpi/bin/IMB-MPI1 PingPong") == 3  # repetitions
     assert script.index("/affinity") < script.index("IMB-MPI1 PingPong")
     case.give_outputs("imb-intelmpi-shm-core")
     case.sanity()
     values = case.performance()
     assert {"pingpong_latency_8B", "pingpong_bw_peak", "allreduce_latency_8B",
             "barrier_latency", "pingpong_fit_bw"} <= set(values)
+    # each value the median of the three launches, within their range (75 %)
+    text = (DATA / "checks" / "imb-intelmpi-shm-core" / "rfm_job.out").read_text()
+    runs = [imb.parse(chunk).table("PingPong").column("t[usec]")[8] for chunk in imb.split(text)]
+    assert len(runs) == 3 and values["pingpong_latency_8B"][0] == sorted(runs)[1]
+    assert case.check.intervals["pingpong_latency_8B"] == [min(runs), max(runs)]
+    assert case.check.interval_coverage["pingpong_latency_8B"] == 0.75
+    assert set(case.check.intervals) == set(values) - {"host_roundtrip", "host_copy_bw"}
     assert case.check.program_path == "/opt/intel/mpi/bin/IMB-MPI1"
     names = {c.check.name.split()[0] for c in offline.cases(
         [(n, {"transport": "openmpi/ob1-vader", "mapping": "core"})
@@ -320,7 +330,8 @@ NET_CAPTURE = "collectives-intelmpi-ofi-tcp-node-net"
 
 
 def test_collectives_series_over_the_nodes_in_one_imb_launch(offline):
-    case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster", **NET)
+    case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster",
+               variables=ONE_LAUNCH, **NET)
     assert case.check.series == [1, 2, 4]
     script = case.script()
     assert "#SBATCH --ntasks=4" in script and "#SBATCH --ntasks-per-node=1" in script
@@ -335,6 +346,22 @@ def test_collectives_series_over_the_nodes_in_one_imb_launch(offline):
     assert values["barrier_latency_P4"][0] > values["barrier_latency_P1"][0]
 
 
+def test_a_launch_missing_or_cut_short_is_named(offline):
+    def cut(text: str) -> str:  # the third launch stopped in its PingPong table
+        return text[:text.rindex("# Benchmarking PingPing")]
+
+    def lost(text: str) -> str:  # the third launch printed nothing
+        return text[:text.rindex("#    Intel(R) MPI Benchmarks")]
+    for edit, message in ((cut, r"IMB output is truncated: no '# All processes entering "
+                                r"MPI_Finalize' line \(last table: PingPong"),
+                          (lost, r"2 IMB-MPI1 output\(s\), the job launched it 3 time\(s\) "
+                                 r"\(repetitions\): a launch failed or was cut short")):
+        case = one(offline, "ImbCheck", "intelmpi", transport="intelmpi/shm", mapping="core")
+        case.give_outputs("imb-intelmpi-shm-core", edit)
+        with pytest.raises(SanityError, match=message):
+            case.sanity()
+
+
 def test_collectives_placement_and_counts_are_proven(offline):
     def crowd(text: str) -> str:  # rank 1 reported on rank 0's node
         return re.sub(r"(SENTINEL_AFFINITY rank=1 host=)\S+", r"\1m1", text)
@@ -346,7 +373,8 @@ def test_collectives_placement_and_counts_are_proven(offline):
                                   r"node: 2 ranks \(0, 1\) on m1"),
                           (drop_p4, r"IMB ran Alltoall at \[1, 2\] process counts, the "
                                     r"series is \[1, 2, 4\]")):
-        case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster", **NET)
+        case = one(offline, "CollectivesCheck", "intelmpi", partition="cluster",
+               variables=ONE_LAUNCH, **NET)
         case.give_outputs(NET_CAPTURE, edit)
         with pytest.raises(SanityError, match=message):
             case.sanity()
@@ -355,9 +383,10 @@ def test_collectives_placement_and_counts_are_proven(offline):
 OSU_NET = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
 
 
-def _osu_collective(offline, program: str):
+def _osu_collective(offline, program: str, repetitions: int = 1):
     return one(offline, "OsuCollectivesCheck", "openmpi", partition="cluster",
-               benchmark=program, variables={"suite_dir": "/opt/osu"}, **OSU_NET)
+               benchmark=program, variables={"suite_dir": "/opt/osu",
+                                             "repetitions": repetitions}, **OSU_NET)
 
 
 def test_osu_collectives_one_launch_per_count_each_after_its_probe(offline):
@@ -374,6 +403,30 @@ def test_osu_collectives_one_launch_per_count_each_after_its_probe(offline):
     barrier.give_outputs("osu-barrier-collectives-openmpi-ob1-tcp-node-net")
     barrier.sanity()
     assert set(barrier.performance()) == {"barrier_latency_P2", "barrier_latency_P4"}
+
+
+def _osu_twice(text: str) -> str:
+    """Each OSU launch of a one-launch capture followed by a copy 1.5x slower (an edit)."""
+    def slower(table: str) -> str:
+        return re.sub(r"^(\d+\s+)([\d.]+)$", lambda m: f"{m[1]}{1.5 * float(m[2]):.2f}",
+                      table, flags=re.M)
+    return re.sub(r"# OSU MPI.*?(?=SENTINEL_CONFIG|\Z)", lambda m: m[0] + slower(m[0]),
+                  text, flags=re.S)
+
+
+def test_osu_collectives_repeat_each_count_after_its_probe(offline):
+    case = _osu_collective(offline, "osu_allreduce", repetitions=2)
+    launches = [line.split()[-3 if "-m" in line else -1].rsplit("/", 1)[-1]
+                for line in case.script().splitlines() if line.startswith("srun")]
+    assert launches == ["affinity", "osu_allreduce", "osu_allreduce", "affinity",
+                        "osu_allreduce", "osu_allreduce"]
+    case.give_outputs("osu-allreduce-collectives-openmpi-ob1-tcp-node-net", _osu_twice)
+    case.sanity()
+    values = case.performance()
+    # 13.38 us at P = 2, then 20.07: the median of two is their mean, the range 50 %
+    assert values["allreduce_latency_8B_P2"][0] == pytest.approx((13.38 + 20.07) / 2)
+    assert case.check.intervals["allreduce_latency_8B_P2"] == [13.38, 20.07]
+    assert case.check.interval_coverage["allreduce_latency_8B_P2"] == 0.5
 
 
 def test_osu_collectives_missing_launch_or_misplaced_rank_is_named(offline):
@@ -395,7 +448,7 @@ def test_osu_collectives_missing_launch_or_misplaced_rank_is_named(offline):
 
 def test_osu_latency_through_the_probe(offline):
     case = one(offline, "OsuCheck", "openmpi", benchmark_info=lambda b: b[0] == "osu_latency",
-               variables={"suite_dir": "/opt/osu"}, **OB1)
+               variables={"suite_dir": "/opt/osu", **ONE_LAUNCH}, **OB1)
     assert case.skipped is None, case.skipped
     case.give_outputs("osu-latency-openmpi-ob1-vader-core")
     case.sanity()

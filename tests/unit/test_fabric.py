@@ -112,6 +112,18 @@ def test_aggregate_loaded_and_pattern_values():
     # one rank per node: every rank that moves data moves it off its node
     assert {k.split("_")[1] for k in patterns} == {"offnode"}
     assert "complement_offnode_bw" in patterns
+    # each the median of the 5 repetitions with their range: 93.75 %
+    for values in (agg, loaded, patterns):
+        assert set(values.intervals) == set(values)
+        assert all(lo <= values[name][0] <= hi for name, (lo, hi) in values.intervals.items())
+    assert agg.coverage["aggregate_bw_P1"] == patterns.coverage["bitrev_offnode_bw"] == 0.9375
+    idle, busy = loaded.intervals["latency_idle"], loaded.intervals["latency_loaded"]
+    assert loaded.intervals["loaded_latency_ratio"] == (busy[0] / idle[1], busy[1] / idle[0])
+    assert loaded.coverage["loaded_latency_ratio"] == round(0.9375 ** 2, 4)
+    with pytest.raises(SentinelError, match=r"line 30: SENTINEL_FABRIC_AGGREGATE has no "
+                                            r"field 'bw_lo_mbs'"):
+        text = (FABRIC / "aggregate.out").read_text()
+        fabric.aggregate_values(parse(re.sub(r" bw_lo_mbs=\S+", "", text), "fabric"), "x")
     with pytest.raises(SentinelError,
                        match=r"x: latency reported for \['gone', 'idle'\] state"):
         text = (FABRIC / "loaded.out").read_text()
@@ -182,3 +194,36 @@ def test_more_than_a_third_slow_puts_the_level_in_doubt():
     assert bw.doubt == ("bandwidth: more than a third of the 6 nodes look slow (m1, m2, m3 "
                         "and maybe more): the partition's level itself is in doubt")
     assert bw.doubt in fabric.findings(bw, fabric.judge(three, False, 3.0, 3.5))
+
+
+def _logs_by_node(pairs):
+    return fabric._by_node(fabric._logs(pairs, True))
+
+
+def test_separation_names_a_node_whose_every_pair_is_below_the_healthy_ones():
+    mine = _logs_by_node(_judge("pairs-node-slow.out")[0])
+    # m2's 6 pairs with m1, m3, m4 are all below their 6: chance 1 / C(12, 6)
+    assert fabric.separated(mine, "m2", {"m1", "m3", "m4"}, -1.0)
+    # and no healthy node of the clean sweeps is separated from the others
+    for name in ("pairs-clean.out", "pairs-six-clean.out"):
+        mine = _logs_by_node(_judge(name)[0])
+        assert not any(fabric.separated(mine, n, set(mine) - {n}, -1.0) for n in mine)
+    # too few pairs for the order to mean anything: 3 nodes, 1 / C(6, 4) = 1 / 15
+    three = [p for p in _judge("pairs-node-slow.out")[0] if "m4" not in (p.src, p.dst)]
+    assert not fabric.separated(_logs_by_node(three), "m2", {"m1", "m3"}, -1.0)
+
+
+def test_a_wide_healthy_spread_does_not_hide_the_culprits():
+    # A full test run once missed a culprit with healthy pairs at 248-1746 MB/s:
+    # their spread widened the MAD and m2's z-score fell under the cut. Here
+    # sweep 8 with m1's pairs with healthy nodes 2.2x slower (218-1871 MB/s).
+    pairs, _, _ = _judge("pairs-six-two-slow-8.out")
+    wide = [fabric.Pair(p.src, p.dst, p.bw_mbs * 0.45, p.latency_us)
+            if "m1" in (p.src, p.dst) and not {p.src, p.dst} & {"m2", "m5"} else p
+            for p in pairs]
+    scores = fabric._scores(_logs_by_node(wide), set())
+    offs = fabric._offs(scores, set(), -1.0, math.log(2.0))
+    # m2 2.8x below the others, far past the factor, yet its z-score under the cut
+    assert offs["m2"][0] > math.log(2.5) and offs["m2"][1] < 3.5
+    bw = fabric.judge(wide, True, 2.0, 3.5)
+    assert sorted(bw.nodes) == ["m2", "m5"] and bw.links == {}

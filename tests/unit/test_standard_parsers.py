@@ -129,7 +129,14 @@ def test_osu_outputs_of_a_series_split_per_launch_and_give_a_value_per_count():
     two = (FIXTURES / "osu-5.3" / "allreduce_openmpi_ob1-tcp.txt").read_text()
     text = "SENTINEL_CONFIG bench=affinity ranks=2\n" + one + "noise\n" + two
     chunks = osu.split(text)
-    assert len(chunks) == 2 and chunks[0].startswith("# OSU MPI Allreduce")
+    assert len(chunks) == 2 and chunks[0].lstrip("\n").startswith("# OSU MPI Allreduce")
+    # each keeps its lines' numbers in the job output: an error names the right one
+    lines = chunks[1].splitlines()
+    row = lines.index(two.splitlines()[3])  # osu-5.3's first row, the 4-byte one
+    lines[row] += " 1.0"
+    with pytest.raises(SentinelError, match=f"^out:{row + 1}: OSU"):
+        osu.parse("\n".join(lines), "out")
+    assert text.splitlines()[row] == two.splitlines()[3]
     tables = {2: osu.parse(chunks[0]), 4: osu.parse(chunks[1])}
     values = collectives.osu_values(tables, "osu_allreduce", [8, 65536])
     assert set(values) == set(collectives.osu_expected("osu_allreduce", [8, 65536], [2, 4]))

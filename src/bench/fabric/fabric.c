@@ -20,21 +20,27 @@
  *              and the sweep's steps and the wall time of its passes:
  *                SENTINEL_FABRIC_SWEEP steps=n seconds=T
  *   aggregate  k = 1 ... N/2 concurrent pairs, rank i streaming to rank
- *              i + N/2 (i < k); the summed bandwidth of the k pairs:
- *                SENTINEL_FABRIC_AGGREGATE pairs=k bytes=B bw_mbs=X
+ *              i + N/2 (i < k); the summed bandwidth of the k pairs, the
+ *              median of --repetitions and its interval:
+ *                SENTINEL_FABRIC_AGGREGATE pairs=k bytes=B bw_mbs=X bw_lo_mbs=L
+ *                  bw_hi_mbs=H
  *   loaded     8-byte ping-pong between ranks 0 and 1, first with the other
  *              ranks idle, then while ranks 2,3 4,5 ... stream --size
- *              messages both ways (N >= 4):
+ *              messages both ways (N >= 4); the median of --repetitions and
+ *              its interval:
  *                SENTINEL_FABRIC_LATENCY state=idle|loaded streams=P latency_us=L
+ *                  latency_lo_us=A latency_hi_us=B
  *   patterns   the permutations of the Queen's study over the largest power
  *              of two of ranks (bit-reversal, butterfly, complement,
  *              transpose, shuffle, neighbour, cube, baseline) and a random
  *              one: every rank sends --size bytes to its destination while
  *              receiving from its source; accepted bandwidth per rank,
  *              averaged over the ranks whose destination is on their node
- *              and over the others:
+ *              and over the others, in each of --repetitions; the median
+ *              of those means and its interval (_lo, _hi):
  *                SENTINEL_FABRIC_PATTERN pattern=P ranks=N bytes=B onnode_ranks=a
- *                  onnode_mbs=X offnode_ranks=b offnode_mbs=Y
+ *                  onnode_mbs=X onnode_lo_mbs=L onnode_hi_mbs=H offnode_ranks=b
+ *                  offnode_mbs=Y offnode_lo_mbs=L offnode_hi_mbs=H
  *              (a mean of none is printed as -, not as a number).
  * Nothing is printed inside a timed region; rank 0 prints after gathering. */
 #include "../common/bench_common.h"
@@ -152,16 +158,17 @@ static double exchange(const fabric *f, int dst, int src, long bytes, long count
     return t;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* The median of n values and its order-statistics interval (values is reordered). */
+typedef struct {
+    double median, lo, hi;
+} spread;
 
-static double median(double *values, long n)
+static spread spread_of(double *values, long n)
 {
-    qsort(values, (size_t)n, sizeof *values, compare_doubles);
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+    spread out;
+    out.median = sb_median(values, (int)n);
+    sb_median_interval(values, (int)n, &out.lo, &out.hi);
+    return out;
 }
 
 /* Matchings of the pairs sweep. Every rank is in at most one pair of a
@@ -219,7 +226,7 @@ static double pingpong(int peer, int first, const options *o, double *reps)
         }
         reps[rep] = (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)o->latency_iterations);
     }
-    return median(reps, o->repetitions);
+    return sb_median(reps, (int)o->repetitions);
 }
 
 /* One measurement of one step: each pair's lower rank sends (way 0) or
@@ -287,8 +294,8 @@ static void pairs(const fabric *f, const options *o)
     for (int s = 0; s < steps; s++) {
         int peer = sweep_peer(f, o, s / 2);
         int receives = peer >= 0 && (s % 2 == 0) != (f->rank < peer);
-        double mine[3] = {receives ? peer : -1, median(&bw[s * reps], reps),
-                          peer >= 0 ? median(&latency[s * reps], reps) : 0.0};
+        double mine[3] = {receives ? peer : -1, sb_median(&bw[s * reps], (int)reps),
+                          peer >= 0 ? sb_median(&latency[s * reps], (int)reps) : 0.0};
         MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         for (int r = 0; f->rank == 0 && r < f->size; r++)
             if (all[3 * r] >= 0.0)
@@ -303,16 +310,19 @@ static void pairs(const fabric *f, const options *o)
     free(all);
 }
 
-/* k = 1 ... N/2 pairs (i, i + N/2), i < k, each streaming one way. */
+/* k = 1 ... N/2 pairs (i, i + N/2), i < k, each streaming one way; the
+ * summed bandwidth of each repetition, their median and its interval. */
 static void aggregate(const fabric *f, const options *o)
 {
     int half = f->size / 2;
+    double *sums = malloc((size_t)o->repetitions * sizeof *sums);
+    if (sums == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
     for (int k = 1; k <= half; k++) {
         int sender = f->rank < k, receiver = f->rank >= half && f->rank - half < k;
         int dst = sender ? f->rank + half : MPI_PROC_NULL;
         int src = receiver ? f->rank - half : MPI_PROC_NULL;
         exchange(f, dst, src, o->bytes, 1);
-        double best = 0.0;
         for (long rep = 0; rep < o->repetitions; rep++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
@@ -321,13 +331,14 @@ static void aggregate(const fabric *f, const options *o)
             if (!receiver)
                 mine = 0.0;
             MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            double sum = (double)k * (double)o->bytes * (double)o->iterations / slowest / 1e6;
-            best = sum > best ? sum : best;
+            sums[rep] = (double)k * (double)o->bytes * (double)o->iterations / slowest / 1e6;
         }
+        spread bw = spread_of(sums, o->repetitions);
         if (f->rank == 0)
-            printf("SENTINEL_FABRIC_AGGREGATE pairs=%d bytes=%ld bw_mbs=%.2f\n", k, o->bytes,
-                   best);
+            printf("SENTINEL_FABRIC_AGGREGATE pairs=%d bytes=%ld bw_mbs=%.2f bw_lo_mbs=%.2f "
+                   "bw_hi_mbs=%.2f\n", k, o->bytes, bw.median, bw.lo, bw.hi);
     }
+    free(sums);
 }
 
 /* Ranks 2, 3, ... stream to their partner until rank 0 says stop; partners
@@ -357,13 +368,16 @@ static void loaded(const fabric *f, const options *o)
     double *reps = malloc((size_t)o->repetitions * sizeof *reps);
     if (reps == NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
-    double idle = 0.0, busy = 0.0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (f->rank < 2)
-        idle = pingpong(1 - f->rank, f->rank == 0, o, reps);
+    spread idle = {0.0, 0.0, 0.0}, busy = idle;
     MPI_Barrier(MPI_COMM_WORLD);
     if (f->rank < 2) {
-        busy = pingpong(1 - f->rank, f->rank == 0, o, reps);
+        pingpong(1 - f->rank, f->rank == 0, o, reps);
+        idle = spread_of(reps, o->repetitions);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (f->rank < 2) {
+        pingpong(1 - f->rank, f->rank == 0, o, reps);
+        busy = spread_of(reps, o->repetitions);
         int stop = 1;
         for (int r = 2; f->rank == 0 && r < f->size; r++)
             MPI_Send(&stop, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);
@@ -372,9 +386,11 @@ static void loaded(const fabric *f, const options *o)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (f->rank == 0) {
-        printf("SENTINEL_FABRIC_LATENCY state=idle streams=0 latency_us=%.3f\n", idle);
-        printf("SENTINEL_FABRIC_LATENCY state=loaded streams=%d latency_us=%.3f\n",
-               (f->size - 2) / 2 * 2, busy);
+        printf("SENTINEL_FABRIC_LATENCY state=idle streams=0 latency_us=%.3f "
+               "latency_lo_us=%.3f latency_hi_us=%.3f\n", idle.median, idle.lo, idle.hi);
+        printf("SENTINEL_FABRIC_LATENCY state=loaded streams=%d latency_us=%.3f "
+               "latency_lo_us=%.3f latency_hi_us=%.3f\n", (f->size - 2) / 2 * 2, busy.median,
+               busy.lo, busy.hi);
     }
     free(reps);
 }
@@ -422,15 +438,49 @@ static void random_permutation(int *perm, int n)
     }
 }
 
+/* "X lo=L hi=H" of the per-repetition means, or "- lo=- hi=-" where no rank
+ * sent to such a destination. */
+static void format_spread(char *out, size_t len, const char *where, double *means, long reps,
+                          int count)
+{
+    if (!count) {
+        snprintf(out, len, "%s_mbs=- %s_lo_mbs=- %s_hi_mbs=-", where, where, where);
+        return;
+    }
+    spread bw = spread_of(means, reps);
+    snprintf(out, len, "%s_mbs=%.2f %s_lo_mbs=%.2f %s_hi_mbs=%.2f", where, bw.median, where,
+             bw.lo, where, bw.hi);
+}
+
+/* Rank 0: the mean rate of the ranks whose destination is on (0) and off (1)
+ * their node, of one repetition; their counts. */
+static void mean_rates(const fabric *f, const double *rates, int p, int bits, const int *perm,
+                       double mean[2], int count[2])
+{
+    double sum[2] = {0.0, 0.0};
+    count[0] = count[1] = 0;
+    for (int r = 0; r < 1 << bits; r++) {
+        if (rates[r] < 0.0)
+            continue; /* a fixed point sends nothing */
+        int off = strcmp(f->hosts[r], f->hosts[destination(p, r, bits, perm)]) != 0;
+        sum[off] += rates[r];
+        count[off]++;
+    }
+    for (int w = 0; w < 2; w++)
+        mean[w] = count[w] ? sum[w] / count[w] : 0.0;
+}
+
 static void patterns(const fabric *f, const options *o)
 {
     int bits = 0;
     while ((2 << bits) <= f->size)
         bits++;
     int n = 1 << bits;
+    long reps = o->repetitions;
     int *perm = malloc((size_t)n * sizeof *perm), *from = malloc((size_t)n * sizeof *from);
     double *rates = malloc((size_t)f->size * sizeof *rates);
-    if (perm == NULL || from == NULL || rates == NULL)
+    double *means = malloc(2 * (size_t)reps * sizeof *means);
+    if (perm == NULL || from == NULL || rates == NULL || means == NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
     random_permutation(perm, n);
     for (int p = 0; p < NPATTERN; p++) {
@@ -440,34 +490,33 @@ static void patterns(const fabric *f, const options *o)
         int src = in ? from[f->rank] : f->rank;
         int moves = in && dst != f->rank;
         int to = moves ? dst : MPI_PROC_NULL, at = in && src != f->rank ? src : MPI_PROC_NULL;
+        int count[2] = {0, 0};
         exchange(f, to, at, o->bytes, 1);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t = exchange(f, to, at, o->bytes, o->iterations);
-        double rate = moves ? (double)o->bytes * (double)o->iterations / t / 1e6 : -1.0;
-        MPI_Gather(&rate, 1, MPI_DOUBLE, rates, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        for (long rep = 0; rep < reps; rep++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t = exchange(f, to, at, o->bytes, o->iterations);
+            double rate = moves ? (double)o->bytes * (double)o->iterations / t / 1e6 : -1.0;
+            MPI_Gather(&rate, 1, MPI_DOUBLE, rates, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            double mean[2];
+            if (f->rank == 0) {
+                mean_rates(f, rates, p, bits, perm, mean, count);
+                means[rep] = mean[0];
+                means[reps + rep] = mean[1];
+            }
+        }
         if (f->rank != 0)
             continue;
-        double sum[2] = {0.0, 0.0};
-        int count[2] = {0, 0};
-        for (int r = 0; r < n; r++) {
-            if (rates[r] < 0.0)
-                continue; /* a fixed point sends nothing */
-            int off = strcmp(f->hosts[r], f->hosts[destination(p, r, bits, perm)]) != 0;
-            sum[off] += rates[r];
-            count[off]++;
-        }
-        char on_mbs[32] = "-", off_mbs[32] = "-";
-        if (count[0])
-            snprintf(on_mbs, sizeof on_mbs, "%.2f", sum[0] / count[0]);
-        if (count[1])
-            snprintf(off_mbs, sizeof off_mbs, "%.2f", sum[1] / count[1]);
-        printf("SENTINEL_FABRIC_PATTERN pattern=%s ranks=%d bytes=%ld onnode_ranks=%d "
-               "onnode_mbs=%s offnode_ranks=%d offnode_mbs=%s\n", pattern_names[p], n,
-               o->bytes, count[0], on_mbs, count[1], off_mbs);
+        char on[96], off[96];
+        format_spread(on, sizeof on, "onnode", means, reps, count[0]);
+        format_spread(off, sizeof off, "offnode", means + reps, reps, count[1]);
+        printf("SENTINEL_FABRIC_PATTERN pattern=%s ranks=%d bytes=%ld onnode_ranks=%d %s "
+               "offnode_ranks=%d %s\n", pattern_names[p], n, o->bytes, count[0], on, count[1],
+               off);
     }
     free(perm);
     free(from);
     free(rates);
+    free(means);
 }
 
 int main(int argc, char **argv)

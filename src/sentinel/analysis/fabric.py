@@ -13,6 +13,14 @@ nodes that are fine (the MAD over those pairs). Both are taken on the
 logarithm of the values: bandwidth and latency go wrong by factors, and a
 factor is a distance there, whatever the level (the medians of an even
 count are the geometric means of the middle two).
+
+The z-score needs the healthy nodes to agree: where they spread widely (a
+shared or busy fabric), it can miss a node slow by far more than the
+factor. A node is then named all the same when it is *separated*: every one
+of its pairs with a healthy node is worse than every pair between healthy
+nodes, with enough pairs on each side that the chance of that ordering
+among exchangeable pairs, 1 / C(a + b, a), is at most :data:`SEPARATED_P`
+(a rank-sum test at its extreme).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from sentinel.analysis.fits import median_interval
+from sentinel.analysis.fits import median_coverage, median_interval
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -31,6 +39,9 @@ from sentinel.parsers.sentinel_output import BenchOutput
 MODES = ("pairs", "aggregate", "loaded", "patterns")
 PATTERNS = ("bitrev", "butterfly", "complement", "transpose", "shuffle", "neighbour", "cube",
             "baseline", "random")
+#: The most chance, among exchangeable pairs, of a node's pairs all ordering
+#: below the healthy ones' for it to be named by separation (see the module).
+SEPARATED_P = 0.002
 
 #: What FabricCheck reports, by mode (its reference index has the mode).
 SPEC = CheckSpec(
@@ -78,8 +89,10 @@ class Verdict:
     level: float
     nodes: dict[str, str] = field(default_factory=dict)
     links: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: The order-statistics interval of the level over the fine nodes' medians.
+    #: The order-statistics interval of the level over the fine nodes' medians,
+    #: and its coverage (the range of 4 nodes: 87.5 %).
     interval: tuple[float, float] | None = None
+    coverage: float = 0.0
     #: Why the partition's level cannot be trusted ('' when it can): more
     #: than a third of the nodes look slow.
     doubt: str = ""
@@ -159,24 +172,55 @@ def _scores(mine: dict[str, list[tuple[str, float]]], bad: set[str]) -> dict[str
     return out
 
 
-def _worst(scores: dict[str, float], bad: set[str], sign: float, worse: float,
-           z: float) -> tuple[str, float] | None:
-    """The node furthest out on the bad side, judged against the healthy others, if any is."""
-    found = None
+def _offs(scores: dict[str, float], bad: set[str], sign: float,
+          worse: float) -> dict[str, tuple[float, float]]:
+    """Each node's distance to the others' centre (> 0: worse) and its robust z-score.
+
+    Against the healthy others: at small N a node's own median would widen
+    the spread it is measured by, and a culprit not yet named would widen it
+    for the next, so the spread is that of the others within the factor of
+    their centre.
+    """
+    out = {}
     for n, m in scores.items():
-        if n in bad:
-            continue
-        # against the healthy others: at small N a node's own median would
-        # widen the spread it is measured by, and a culprit not yet named
-        # would widen it for the next, so the spread is that of the others
-        # within the factor of their centre
         others = [v for k, v in scores.items() if k != n and k not in bad]
-        if not others:
+        if n in bad or not others:
             continue
         centre = statistics.median(others)
         near = [v for v in others if abs(v - centre) < worse] or others
-        off = sign * (m - centre)
-        if off >= worse and _z(m, centre, _mad(near)) >= z and (not found or off > found[1]):
+        out[n] = (sign * (m - centre), _z(m, centre, _mad(near)))
+    return out
+
+
+def separated(mine: dict[str, list[tuple[str, float]]], node: str, healthy: set[str],
+              sign: float) -> bool:
+    """Whether ``node`` is separated from the ``healthy`` nodes.
+
+    Every pair of its with a healthy node is worse than every pair between
+    two healthy nodes, with at most :data:`SEPARATED_P` chance of that order.
+    """
+    its = [sign * lg for peer, lg in mine[node] if peer in healthy]
+    # each pair between healthy nodes is in both its nodes' lists: counted once
+    theirs = [sign * lg for h in healthy for peer, lg in mine[h] if peer in healthy]
+    a, b = len(its), len(theirs) // 2
+    return (a > 0 and b > 0 and 1 / math.comb(a + b, a) <= SEPARATED_P
+            and min(its) > max(theirs))
+
+
+def _worst(mine: dict[str, list[tuple[str, float]]], scores: dict[str, float], bad: set[str],
+           sign: float, worse: float, z: float) -> tuple[str, float] | None:
+    """The node furthest out on the bad side, judged against the healthy others, if any is.
+
+    Out means past the factor and either far out by its z-score or separated
+    from the nodes within the factor.
+    """
+    offs = _offs(scores, bad, sign, worse)
+    healthy = {n for n, (off, _) in offs.items() if off < worse}
+    found = None
+    for n, (off, score) in offs.items():
+        if off < worse or (found and off <= found[1]):
+            continue
+        if score >= z or separated(mine, n, healthy, sign):
             found = (n, off)
     return found
 
@@ -201,14 +245,15 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
     bad: set[str] = set()
     while True:
         scores = _scores(mine, bad)
-        found = _worst(scores, bad, sign, worse, z)
+        found = _worst(mine, scores, bad, sign, worse, z)
         if found is None or len(bad) == cap:
             break
         bad.add(found[0])
     fine = [v for k, v in scores.items() if k not in bad]
     level = statistics.median(fine)
     lo, hi = median_interval(fine)
-    verdict = Verdict(what, math.exp(level), interval=(math.exp(lo), math.exp(hi)))
+    verdict = Verdict(what, math.exp(level), interval=(math.exp(lo), math.exp(hi)),
+                      coverage=median_coverage(len(fine)))
     for n in sorted(bad):
         kept = [lg for peer, lg in mine[n] if peer not in bad]
         slow = sum(sign * (lg - level) >= worse for lg in kept)
@@ -256,14 +301,25 @@ def findings(bw: Verdict, latency: Verdict) -> list[str]:
 def values(pairs: list[Pair], bw: Verdict, latency: Verdict) -> Values:
     """The partition-level variables of a sweep."""
     out = Values(SPEC)
-    out.put("pair_bw_median", bw.level, bw.interval)
+    out.put("pair_bw_median", bw.level, bw.interval, bw.coverage)
     out.put("pair_bw_worst", min(p.bw_mbs for p in pairs))
-    out.put("pair_latency_median", latency.level, latency.interval)
+    out.put("pair_latency_median", latency.level, latency.interval, latency.coverage)
     out.put("pair_latency_worst", max(p.latency_us for p in pairs))
     # counts of what is wrong are zero when all is well: not a time or a rate
     out["outlier_nodes"] = (float(len(bw.nodes.keys() | latency.nodes.keys())), "1")
     out["outlier_links"] = (float(len(bw.links.keys() | latency.links.keys())), "1")
     return out
+
+
+def _coverage(out: BenchOutput) -> float:
+    """The coverage of the benchmark's intervals: the median's over its repetitions."""
+    return median_coverage(out.of("CONFIG")[0].integer("repetitions"))
+
+
+def _spread(rec, key: str, unit: str) -> tuple[float, tuple[float, float]]:
+    """A record's median ``<key>_<unit>`` and its interval ``<key>_lo_<unit>`` .. ``_hi_``."""
+    return rec.number(f"{key}_{unit}"), (rec.number(f"{key}_lo_{unit}"),
+                                         rec.number(f"{key}_hi_{unit}"))
 
 
 def aggregate_values(out: BenchOutput, stdout: str) -> Values:
@@ -272,22 +328,34 @@ def aggregate_values(out: BenchOutput, stdout: str) -> Values:
     recs = out.of("FABRIC_AGGREGATE")
     if not recs:
         raise SentinelError(f"{stdout}: no SENTINEL_FABRIC_AGGREGATE line")
+    coverage = _coverage(out)
     for rec in recs:
-        found.put("aggregate_bw_P{pairs}", rec.number("bw_mbs"), pairs=rec.integer("pairs"))
-    found.put("aggregate_bw_half", recs[-1].number("bw_mbs"))
+        found.put("aggregate_bw_P{pairs}", *_spread(rec, "bw", "mbs"), coverage,
+                  pairs=rec.integer("pairs"))
+    found.put("aggregate_bw_half", *_spread(recs[-1], "bw", "mbs"), coverage)
     return found
 
 
 def loaded_values(out: BenchOutput, stdout: str) -> Values:
-    """Idle and loaded latency and their ratio."""
+    """Idle and loaded latency and their ratio.
+
+    The ratio's interval is that of the loaded latency over the idle one's
+    ends (loaded low / idle high .. loaded high / idle low): it holds the
+    ratio of the medians whenever both intervals hold theirs, with at least
+    the product of their coverages.
+    """
     found = Values(SPEC)
-    states = {rec.text("state"): rec.number("latency_us") for rec in out.of("FABRIC_LATENCY")}
+    states = {rec.text("state"): _spread(rec, "latency", "us")
+              for rec in out.of("FABRIC_LATENCY")}
     if set(states) != {"idle", "loaded"}:
         raise SentinelError(f"{stdout}: latency reported for {sorted(states) or 'no'} "
                             "state(s), not idle and loaded")
-    for state, latency in states.items():
-        found.put("latency_{state}", latency, state=state)
-    found.put("loaded_latency_ratio", states["loaded"] / states["idle"])
+    coverage = _coverage(out)
+    for state, (latency, interval) in states.items():
+        found.put("latency_{state}", latency, interval, coverage, state=state)
+    (idle, (idle_lo, idle_hi)), (busy, (busy_lo, busy_hi)) = states["idle"], states["loaded"]
+    found.put("loaded_latency_ratio", busy / idle, (busy_lo / idle_hi, busy_hi / idle_lo),
+              coverage ** 2)
     return found
 
 
@@ -298,9 +366,10 @@ def pattern_values(out: BenchOutput, stdout: str) -> Values:
     missing = [p for p in PATTERNS if p not in {r.text("pattern") for r in recs}]
     if missing:
         raise SentinelError(f"{stdout}: no result for pattern(s) {', '.join(missing)}")
+    coverage = _coverage(out)
     for rec in recs:
         for where in ("onnode", "offnode"):
             if rec.integer(f"{where}_ranks"):  # no such traffic: nothing to report
-                found.put("{pattern}_{where}_bw", rec.number(f"{where}_mbs"),
+                found.put("{pattern}_{where}_bw", *_spread(rec, where, "mbs"), coverage,
                           pattern=rec.text("pattern"), where=where)
     return found

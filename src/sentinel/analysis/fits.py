@@ -9,12 +9,13 @@ the intercept absorbs any constant offset between the two orders.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from sentinel.analysis.variables import upper_bound
+from sentinel.analysis.variables import Values, upper_bound
 from sentinel.errors import SentinelError
 
 #: A fit of M whose R^2 is below this does not follow n(n-1)/2: M is not
@@ -257,6 +258,33 @@ def median_coverage(n: int) -> float:
     while j < (n + 1) // 2 and stats.binom.cdf(j, n, 0.5) <= 0.025:
         j += 1
     return float(1 - 2 * stats.binom.cdf(j - 1, n, 0.5))
+
+
+def median_of(runs: Sequence[Values]) -> Values:
+    """Each value the median over repeated launches, within :func:`median_interval`.
+
+    The interval's coverage is :func:`median_coverage` of the launches (the
+    range of 3: 75 %). A name unresolved in any launch stays unresolved with
+    that launch's reason; a name some launch did not report is unresolved,
+    saying how many did. One launch: its values, without intervals.
+    """
+    if not runs:
+        raise SentinelError("median_of: no launches to take the median of")
+    out = Values(runs[0].spec)
+    names = {n for run in runs for n in (*run, *run.unresolved)}
+    for name in sorted(names):
+        why = next((run.unresolved[name] for run in runs if name in run.unresolved), "")
+        got = [run[name][0] for run in runs if name in run]
+        if why or len(got) < len(runs):
+            out.unresolve(name, why or f"reported by {len(got)} of {len(runs)} launches")
+            continue
+        var = out.spec.lookup(name)
+        if var is None:
+            raise SentinelError(f"median_of: {out.spec.name} declares no variable {name!r}")
+        many = len(got) > 1
+        out.record(var, name, statistics.median(got), median_interval(got) if many else None,
+                   median_coverage(len(got)))
+    return out
 
 
 def switch_points(times_us: dict[int, float], fit: HockneyFit, factor: float = 3.0) -> list[int]:

@@ -229,7 +229,12 @@ class Values(dict):
             coverage: float = COVERAGE, **fields: object) -> None:
         """Record ``value`` (within ``interval`` of ``coverage``) as ``template``, ``fields`` in."""
         var = self.spec.var(template)
-        name = var.name(**fields)
+        self.record(var, var.name(**fields), value, interval, coverage)
+
+    def record(self, var: PerfVar, name: str, value: float,
+               interval: tuple[float, float] | None = None,
+               coverage: float = COVERAGE) -> None:
+        """Record ``value`` as ``name``, a name of ``var``'s (see :meth:`put`)."""
         why = ""
         if interval is not None:
             why = var.unresolved_interval(*interval)

@@ -14,12 +14,14 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
+from sentinel.parsers.osu import split_at
 
 _BENCH = re.compile(r"^# Benchmarking (\S+)")
 _PROCS = re.compile(r"^# #processes = (\d+)")
 _HEADER = re.compile(r"^\s*#bytes\s|^\s*#repetitions\s")
 _TIMEOUT = re.compile(r"^\s*\d+\s+time-out")
 _FINALIZE = "# All processes entering MPI_Finalize"
+_TITLE = re.compile(r"^#\s+Intel\(R\) MPI Benchmarks")
 
 
 @dataclass
@@ -97,6 +99,21 @@ def parse(text: str, source: str = "output") -> ImbOutput:
             raise SentinelError(f"{source}: IMB {t.benchmark} ({t.processes} processes) "
                                 "has no result rows (truncated output?)")
     return ImbOutput(tables, complete)
+
+
+def split(text: str) -> list[str]:
+    """The outputs of several IMB launches in one text, each from its title line on.
+
+    Line numbers are kept, as :func:`sentinel.parsers.osu.split` keeps them.
+    """
+    return split_at(text, _TITLE)
+
+
+def parse_complete(text: str, source: str = "output") -> ImbOutput:
+    """:func:`parse`, then :func:`require_complete`: one launch's whole output."""
+    out = parse(text, source)
+    require_complete(out, source)
+    return out
 
 
 def _row(table: ImbTable, line: str, source: str, lineno: int) -> dict[str, float]:

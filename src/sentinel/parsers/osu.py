@@ -81,14 +81,23 @@ def parse(text: str, source: str = "output") -> OsuOutput:
 
 
 def split(text: str) -> list[str]:
-    """The outputs of several OSU launches in one text, each from its title line on."""
-    chunks: list[list[str]] = []
-    for line in text.splitlines():
-        if _TITLE.match(line):
-            chunks.append([])
-        if chunks:
-            chunks[-1].append(line)
-    return ["\n".join(chunk) + "\n" for chunk in chunks]
+    """The outputs of several OSU launches in one text, each from its title line on.
+
+    Each output keeps its lines' numbers in ``text`` (the lines before it
+    blank), so that an error in it names the job output's line.
+    """
+    return split_at(text, _TITLE)
+
+
+def split_at(text: str, title: re.Pattern) -> list[str]:
+    """``text`` cut before each line matching ``title``; what precedes the first is dropped.
+
+    Each piece is padded with the blank lines that keep its line numbers.
+    """
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if title.match(line)]
+    return ["\n" * start + "\n".join(lines[start:end]) + "\n"
+            for start, end in zip(starts, [*starts[1:], len(lines)])]
 
 
 def _row(out: OsuOutput, tokens: list[str], source: str, lineno: int) -> dict:

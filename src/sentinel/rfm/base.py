@@ -534,8 +534,9 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
     def finish_job_script(self) -> None:
         """Run ``ldd`` on the benchmark in the job, with its run-time environment.
 
-        A series job runs the whole body once per transport; a transport in
-        a series takes its launch's files from the series job instead.
+        The main launch is followed by :meth:`repeated_launches`. A series
+        job runs the whole body once per transport; a transport in a series
+        takes its launch's files from the series job instead.
         """
         if self.from_series:
             self.take_series_launch()
@@ -545,8 +546,13 @@ class TransportMappingTest(RecordsSkip, rfm.RunOnlyRegressionTest):
             gather_command(PROVENANCE_FILE),
             *self.host_probe_command(),
         ]
+        self.postrun_cmds += self.repeated_launches()
         if self.is_series:
             self.wrap_series()
+
+    def repeated_launches(self) -> list[str]:
+        """Launches after the main one, in the job body; none where the benchmark repeats."""
+        return []
 
     def host_probe(self) -> str | None:
         """The host probe built with this test's benchmark (or placement probe), if any."""

@@ -44,16 +44,21 @@ class ImbCountSeries(RankSeries):
             fp.write("".join(f"{size}\n" for size in sizes))
         return ["-npmin", str(self.series[0]), "-msglen", SIZES_FILE]
 
-    def verify_world(self, out: ImbOutput) -> None:
-        """The probe saw the whole launch; IMB ran every operation at every N of the series."""
+    def verify_world(self, out: list[ImbOutput]) -> None:
+        """The probe saw the whole launch; each launch of IMB ran every operation at every N.
+
+        The repeated launches have the probed one's command line.
+        """
         configs = self.probe_output().of("CONFIG")
         ranks = configs[0].integer("ranks") if configs else 0
         if ranks != self.num_tasks:
             raise SentinelError(f"the affinity probe ran in a world of {ranks} rank(s), "
                                 f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
-        collectives.require_counts(out, self.operations, self.series, self.stdout_text()[0])
+        for launch in out:
+            collectives.require_counts(launch, self.operations, self.series,
+                                       self.stdout_text()[0])
 
-    def verify_placement(self, out: ImbOutput) -> None:
+    def verify_placement(self, out: list[ImbOutput]) -> None:
         """Every rank of the launch placed as the mapping asks; each prefix on its nodes."""
         ranks = ranks_of(self.probe_output())
         per_node = self.num_tasks_per_node
@@ -68,10 +73,15 @@ class ImbCountSeries(RankSeries):
 
 @dataclass
 class OsuSeriesOutput:
-    """Per N of an OSU series: the probe's records and OSU's table."""
+    """Per N of an OSU series: the probe's records and OSU's table of each repetition."""
 
     probes: dict[int, BenchOutput]
-    tables: dict[int, osu.OsuOutput]
+    tables: dict[int, list[osu.OsuOutput]]
+
+    def launches(self) -> list[dict[int, osu.OsuOutput]]:
+        """The series once per repetition: N -> that repetition's table."""
+        count = len(next(iter(self.tables.values())))
+        return [{n: runs[i] for n, runs in self.tables.items()} for i in range(count)]
 
 
 class OsuCountSeries(RankSeries):
@@ -82,27 +92,30 @@ class OsuCountSeries(RankSeries):
     min_ranks = 2  # "This test requires at least two processes"
 
     def count_commands(self, n: int, launch: str) -> list[str]:
-        """The probe, then the benchmark, with the n-rank launch."""
-        return [f"{launch} {self.probe.executable_path}", *super().count_commands(n, launch)]
+        """The probe, then the benchmark ``repetitions`` times, with the n-rank launch."""
+        return [f"{launch} {self.probe.executable_path}",
+                *super().count_commands(n, launch) * self.repetitions]
 
     def before_largest(self, launch: str) -> list[str]:
         """The probe of the largest launch."""
         return [f"{launch} {self.probe.executable_path}"]
 
     def osu_series(self, text: str, stdout: str, largest: int) -> OsuSeriesOutput:
-        """Each launch's probe and table; a launch missing or cut short is an error."""
+        """Each launch's probe and tables; a launch missing or cut short is an error."""
         probes = split_launches(parse(text, "affinity"), stdout, self.series)
         chunks = osu.split(text)
-        if len(chunks) != len(self.series):
+        k = self.repetitions
+        if len(chunks) != k * len(self.series):
             raise SentinelError(f"{stdout}: {len(chunks)} OSU output(s), the series "
-                                f"{self.series} has {len(self.series)} launches (a launch "
-                                "failed or was cut short?)")
-        tables = {}
-        for n, chunk in zip(self.series, chunks):
-            table = osu.parse(chunk, f"{stdout} ({n}-rank launch)")
+                                f"{self.series} has {len(self.series)} launches, each "
+                                f"repeated {k} time(s) (a launch failed or was cut short?)")
+        tables: dict[int, list[osu.OsuOutput]] = {}
+        for i, chunk in enumerate(chunks):
+            n = self.series[i // k]
+            table = osu.parse(chunk, stdout)
             if largest:
                 osu.require_sizes(table, largest, f"{stdout} ({n}-rank launch)")
-            tables[n] = table
+            tables.setdefault(n, []).append(table)
         return OsuSeriesOutput(probes, tables)
 
     def verify_world(self, out: OsuSeriesOutput) -> None:
