@@ -6,9 +6,6 @@
   loopback; the host's own loopback is never touched.
 * :func:`busy_loop`: a process spinning on one core (``taskset``), the core a
   rank is bound to, so the rank shares its core.
-* :func:`host_speed`: the host's own speed, measured without MPI, to tell a
-  change of the host (a VM's vCPUs moved, a contending tenant) from one of
-  the path under test.
 
 Both need root (namespaces and qdiscs) and clean up on exit, also on error.
 """
@@ -21,10 +18,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-
-from sentinel.analysis.host import host_values
-from sentinel.analysis.variables import spec_of
 
 
 def unavailable() -> str | None:
@@ -77,34 +70,3 @@ def busy_loop(cpu: int) -> Iterator[int]:
     finally:
         proc.kill()
         proc.wait()
-
-
-
-BENCH = Path(__file__).resolve().parents[2] / "src" / "bench"
-
-
-def build_host_probe(where: Path) -> Path:
-    """Build the suite's host probe (``src/bench/host``) into ``where``; returns the program."""
-    exe = where / "host"
-    proc = subprocess.run(["mpicc.openmpi", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
-                           "-pthread", "-o", str(exe), str(BENCH / "host" / "host.c"),
-                           str(BENCH / "common" / "bench_common.c"), "-lm"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"cannot build the host probe: {proc.stderr.strip()}")
-    return exe
-
-
-def host_speed(exe: Path) -> dict[str, float]:
-    """The host's own speed now, without MPI or the network (``src/bench/host``).
-
-    ``roundtrip_ns``: a cache line's round trip between the first two CPUs
-    this process may use; ``copy_gbs``: a 32 MiB copy's bandwidth. On a VM
-    both change when the hypervisor moves the vCPUs or another tenant
-    contends for them, and every transport of a ``Pt2ptCheck`` with them.
-    """
-    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    values = host_values(spec_of("Pt2ptCheck"), proc.stdout + proc.stderr, exe.name)
-    if proc.returncode != 0 or values.unresolved:
-        raise RuntimeError(f"{exe.name} exited {proc.returncode}: {values.unresolved}")
-    return {"roundtrip_ns": values["host_roundtrip"][0], "copy_gbs": values["host_copy_bw"][0]}
