@@ -25,7 +25,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 endif
 
-.PHONY: setup mpi run test lint clean
+.PHONY: setup mpi run test lint docs clean
 setup: mpi $(VENV)/.installed $(if $(filter yes,$(INTEL_MPI)),$(IMPI_VENV)/.installed)
 
 mpi:
@@ -71,7 +71,11 @@ test: setup $(CUDA_VENV)/.installed
 	  $(VENV)/bin/pytest -ra --durations=15
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src checks tests config benchmarks
+	$(VENV)/bin/ruff check src checks tests config benchmarks docs
+
+# The documentation (Sphinx + MyST), warnings as errors: build/docs/index.html.
+docs: $(VENV)/.installed
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs build/docs
 
 clean:
 	rm -rf var reports/perflogs reports/run-report-*.json reports/.run-start
