@@ -2,7 +2,7 @@
 
 Three ``--mode nightly`` sessions and one ``--mode quick`` session of one
 Pt2ptCheck go into a fresh database. ``--performance-compare`` with the
-session filter of the README then compares the last nightly session with the
+session filter of docs/history.md then compares the last nightly session with the
 median of the earlier nightly ones, leaving the quick session out, and the
 nightly end-of-run table does the same for the session that just ran.
 """
@@ -86,7 +86,7 @@ def test_nightly_sessions_are_stored_and_compared_with_the_earlier_nights(tmp_pa
     assert float(cells[5]) == pytest.approx(statistics.median(earlier), rel=1e-4)
     assert float(cells[8]) == pytest.approx(expected, abs=0.01)
 
-    # The README's comparison, with the split between "last night" and "before".
+    # docs/history.md's comparison, with the split between "last night" and "before".
     nightly = '?mode=="nightly"'
     spec = f"{split}:now{nightly}/now-8d:{split}{nightly}/median:/+result"
     proc = _reframe_query(tmp_path, f"--performance-compare={spec}")

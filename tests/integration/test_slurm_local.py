@@ -85,7 +85,7 @@ def _affinity(tc: dict) -> dict[str, str]:
 
 
 def _mpich_finalize_hang(tc: dict) -> bool:
-    """MPICH 4.0's ch4:ucx deadlock in MPI_Finalize, diagnosed as such (see README)."""
+    """MPICH 4.0's ch4:ucx deadlock in MPI_Finalize, diagnosed as such (docs/slurm.md)."""
     return (tc["environ"] == "mpich" and tc["result"] == "fail"
             and MPICH_FINALIZE_NOTE in (tc.get("fail_reason") or ""))
 

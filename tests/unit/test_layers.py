@@ -1,4 +1,4 @@
-"""No module of the library imports from a layer above its own (README: Layout)."""
+"""No module of the library imports from a layer above its own (docs/layout.md)."""
 
 from __future__ import annotations
 

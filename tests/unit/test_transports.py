@@ -185,8 +185,8 @@ def test_every_catalogue_entry_is_checked_on_a_real_or_a_documented_log():
     assert missing == []
 
 
-def test_the_readme_marks_which_entries_were_verified_on_a_real_log():
-    readme = (DATA.parents[1] / "README.md").read_text()
+def test_the_transports_page_marks_which_entries_were_verified_on_a_real_log():
+    readme = (DATA.parents[1] / "docs" / "transports.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+/[\w+-]+)` \|.*\| (real log|documented lines) \|$", readme,
                            re.MULTILINE))
     assert set(rows) == set(CATALOGUE)

@@ -74,7 +74,7 @@ PROVENANCE_FILE = "rfm_provenance.txt"
 #: (fixed by pmodels/mpich#6596). Measured here: 5 of 40 runs over ucx-tcp
 #: with both cores busy, under srun and mpiexec alike.
 MPICH_FINALIZE_NOTE = ("MPICH before 4.2 with ch4:ucx is known to deadlock there "
-                       "(pmodels/mpich#6596; see the README's known issues)")
+                       "(pmodels/mpich#6596; see docs/slurm.md, known issue)")
 
 
 def _option_value(value: object) -> str:
