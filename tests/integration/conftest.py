@@ -205,3 +205,27 @@ def need_slurm(*more: str) -> None:
         if "slurm" in REQUIRED:
             pytest.fail(f"SENTINEL_REQUIRE_STACKS includes slurm, but {msg}")
         pytest.skip(msg)
+
+
+def chromium() -> str:
+    """This host's Chromium; a failure where CI requires it, else a skip naming why."""
+    path = shutil.which("chromium")
+    if path:
+        return path
+    msg = "chromium is not installed (apt install chromium; make test installs it)"
+    if "chromium" in REQUIRED:
+        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes chromium, but {msg}")
+    pytest.skip(msg)
+
+
+def browser():
+    """Playwright driving this host's Chromium (no browser download), and its path."""
+    path = chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        msg = "playwright is not installed (pip install -e '.[test]' installs it)"
+        if "chromium" in REQUIRED:
+            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes chromium, but {msg}")
+        pytest.skip(msg)
+    return sync_playwright(), path

@@ -19,6 +19,7 @@ import pytest
 
 from sentinel.analysis.variables import all_specs
 from tests.conftest import ROOT
+from tests.integration.conftest import browser
 
 pytestmark = pytest.mark.integration
 
@@ -67,3 +68,23 @@ def test_every_link_between_the_pages_resolves(site):
                 assert parts.fragment in ids[target], f"{page.relative_to(site)}: {href}"
             links += 1
     assert links > 100
+
+
+def test_the_manual_in_headless_chromium(site):
+    """From the front page to a check's page and its variables by clicks, offline."""
+    driver, chromium = browser()
+    requests: list[str] = []
+    with driver as p:
+        chrome = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = chrome.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto((site / "index.html").as_uri(), wait_until="load")
+        page.get_by_role("link", name="Checks", exact=True).first.click()
+        page.get_by_role("link", name=re.compile("Point-to-point")).first.click()
+        assert page.locator("#pt2ptcheck h2").first.inner_text().startswith("Pt2ptCheck")
+        assert page.locator("table code", has_text="latency_{size}B").count() >= 1
+        page.get_by_role("link", name="the full list").first.click()
+        assert page.locator("h1").first.inner_text().startswith("Performance variables")
+        chrome.close()
+    assert all(url.startswith("file://") for url in requests), \
+        [u for u in requests if not u.startswith("file://")]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from matplotlib import image
 
-from tests.integration.conftest import QUICK, REQUIRED, need_stack, reframe
+from tests.integration.conftest import QUICK, need_stack, reframe
+from tests.integration.conftest import browser as playwright_chromium
 
 pytestmark = pytest.mark.integration
 
@@ -20,16 +21,6 @@ SENTINEL = str(Path(sys.executable).parent / "sentinel")
 SECTIONS = ("summary", "p-local-cpu", "d-local-cpu-openmpi-Pt2ptCheck", "acceptance", "changes",
             "nodes", "matrix", "unmeasured", "inputs")
 SCREEN = {"width": 1280, "height": 800}  # a laptop's screen: the summary must fit it
-
-
-def _chromium() -> str:
-    path = shutil.which("chromium")
-    if path:
-        return path
-    msg = "chromium is not installed (apt install chromium; make test installs it)"
-    if "chromium" in REQUIRED:
-        pytest.fail(f"SENTINEL_REQUIRE_STACKS includes chromium, but {msg}")
-    pytest.skip(msg)
 
 
 def _report(out: Path, *args: str) -> subprocess.CompletedProcess:
@@ -86,19 +77,6 @@ def test_matching_times_are_resolved_with_their_interval_or_a_bound(written):
     assert not re.search(r"= -\d", section)
 
 
-def _browser():
-    """Playwright driving this host's Chromium (no browser download)."""
-    chromium = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        msg = "playwright is not installed (pip install -e '.[test]' installs it)"
-        if "chromium" in REQUIRED:
-            pytest.fail(f"SENTINEL_REQUIRE_STACKS includes chromium, but {msg}")
-        pytest.skip(msg)
-    return sync_playwright(), chromium
-
-
 def _open(p, chromium: str, html: Path, requests: list[str]):
     browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
     page = browser.new_page(viewport=SCREEN)
@@ -110,7 +88,7 @@ def _open(p, chromium: str, html: Path, requests: list[str]):
 def test_the_report_in_headless_chromium(written, tmp_path):
     """Unique figure titles, the summary on one screen, links that land, offline, printable."""
     _, html, _ = written
-    driver, chromium = _browser()
+    driver, chromium = playwright_chromium()
     requests: list[str] = []
     with driver as p:
         browser, page = _open(p, chromium, html, requests)
@@ -211,7 +189,7 @@ def test_the_summary_says_what_changed_since_the_previous_session(quick_matrix, 
                     if c["result"] != "skip" and " ~" not in c["name"]])
     assert re.search(rf"{ran_then - 1}</span> test cases the previous session ran and this "
                      "one did not", summary), summary
-    driver, chromium = _browser()
+    driver, chromium = playwright_chromium()
     with driver as p:
         browser, page = _open(p, chromium, out / "sentinel-report.html", [])
         page.locator("#summary li.FAIL a", has_text=name).first.click()
