@@ -51,14 +51,18 @@ def test_calibrate_writes_references_the_next_unchanged_session_passes(tmp_path)
     for var in ("tag", "comm", "umq_tag", "prq_tag", "umq_comm", "prq_comm"):
         name = f"match_time_{var}"
         assert name in entries or f"core {name}: " in proc.stdout, proc.stdout[-3000:]
-    # The next session, nothing changed, is judged by those references and passes
+    # The next session, nothing changed, is judged by those references and passes,
+    # run as the nightly runs it: a failed test retried once (in a full test run
+    # M came out 3.52 ns against a band of 2.80-3.42 from three runs minutes
+    # earlier: this VM drifts); the retry's cause must be the band, nothing else
     # (the file without the kept partition: it has no Slurm running here).
     del check["local:slurm-two"]
     (tmp_path / "next" / "refs").mkdir(parents=True)
     (tmp_path / "next" / "refs" / "local.yaml").write_text(yaml.safe_dump(data))
-    run = reframe([*SELECTION, "-p", "openmpi", "-r"], tmp_path / "next",
+    run = reframe([*SELECTION, "-p", "openmpi", "--max-retries=1", "-r"], tmp_path / "next",
                   env={"SENTINEL_REFERENCES": str(tmp_path / "next" / "refs")},
                   checks=("matching.py",))
+    run.assert_retries("performance")
     tc = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     assert tc["result"] == "pass", tc.get("fail_reason")
     judged = {k.split(":")[-1] for k, v in tc["perfvalues"].items() if v[1] is not None}
