@@ -87,9 +87,7 @@ class CollectivesCheck(ImbCountSeries, StandardSuiteCheck):
                                 "-time", str(self.time_per_size)]
 
     def read_output(self) -> list[imb.ImbOutput]:
-        stdout, text = self.stdout_text()
-        return [imb.parse_complete(chunk, stdout)
-                for chunk in self.require_launches(imb.split(text), stdout)]
+        return self.imb_launches()
 
     def expected_variables(self) -> list[str]:
         return collectives.expected(self.operations, self.sizes, self.series)

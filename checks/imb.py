@@ -85,9 +85,7 @@ class ImbCheck(StandardSuiteCheck):
                                 "-time", str(self.time_per_size)]
 
     def read_output(self) -> list[imb.ImbOutput]:
-        stdout, text = self.stdout_text()
-        return [imb.parse_complete(chunk, stdout)
-                for chunk in self.require_launches(imb.split(text), stdout)]
+        return self.imb_launches()
 
     def suite_values(self, out: imb.ImbOutput) -> tuple[Values, list[int]]:
         return imb_values(out, self.benchmarks)

@@ -20,6 +20,8 @@ from reframe.core.builtins import run_after, variable
 from sentinel.analysis.fits import median_of
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
+from sentinel.parsers import imb
+from sentinel.parsers.imb import ImbOutput
 from sentinel.rfm.affinity import AffinityProbe
 from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest, offers_feature
 from sentinel.rfm.references import PartitionReferences
@@ -91,6 +93,12 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
                                 f"launched it {self.repetitions} time(s) (repetitions): a "
                                 "launch failed or was cut short")
         return outputs
+
+    def imb_launches(self) -> list[ImbOutput]:
+        """The job's IMB outputs, one complete one per launch."""
+        stdout, text = self.stdout_text()
+        return [imb.parse_complete(chunk, stdout)
+                for chunk in self.require_launches(imb.split(text), stdout)]
 
     def analyse(self, out) -> Values:
         """The median over the launches of each value; the protocol switches found by most."""
