@@ -29,7 +29,6 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import jacobi
 from sentinel.analysis.variables import Values
-from sentinel.errors import SentinelError
 from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
@@ -175,13 +174,7 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         """The model (weak) or the efficiency (strong) of one launch."""
         if self.scaling == "strong":
             return jacobi.efficiency(result, single)
-        ratio = jacobi.scaling_ratio(result, single)
         names = self.model_pt2pt()
         pt2pt = self.getdep(names["off" if result.ranks > self.num_tasks_per_node else "on"])
-        lost = {n: pt2pt.unresolved[n] for n in ("fit_bw", "fit_lambda") if n in pt2pt.unresolved}
-        if lost:
-            raise SentinelError(f"the model needs {pt2pt.name}'s fit, unresolved there: "
-                                + "; ".join(f"{n}: {why}" for n, why in lost.items()))
-        bandwidth, latency = pt2pt.values["fit_bw"][0], pt2pt.values["fit_lambda"][0]
-        ratio.merge(jacobi.model_values(result, single.sweep_s, bandwidth, latency))
-        return ratio
+        return jacobi.weak_model(result, single, pt2pt.values, pt2pt.unresolved,
+                                 pt2pt.name)

@@ -210,3 +210,21 @@ def efficiency(run: JacobiRun, single: JacobiRun) -> Values:
     out = Values(SPEC)
     out.put("efficiency_N{n}", single.sweep_s / (run.ranks * run.sweep_s), n=run.ranks)
     return out
+
+
+def weak_model(run: JacobiRun, single: JacobiRun, pt2pt: dict[str, tuple[float, str]],
+               unresolved: dict[str, str], source: str) -> Values:
+    """A weak-scaling launch's ratio to one rank and its model from the ping-pong's fit.
+
+    ``pt2pt`` and ``unresolved`` are the ping-pong's values and unresolved
+    ones (``source``: its test); ``fit_bw`` and ``fit_lambda`` give the
+    model's B and T_L, and either of them unresolved there is an error naming
+    why, never a model on a guess.
+    """
+    lost = {n: unresolved[n] for n in ("fit_bw", "fit_lambda") if n in unresolved}
+    if lost:
+        raise SentinelError(f"the model needs {source}'s fit, unresolved there: "
+                            + "; ".join(f"{n}: {why}" for n, why in lost.items()))
+    ratio = scaling_ratio(run, single)
+    ratio.merge(model_values(run, single.sweep_s, pt2pt["fit_bw"][0], pt2pt["fit_lambda"][0]))
+    return ratio
