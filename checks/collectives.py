@@ -44,11 +44,17 @@ from sentinel.analysis.variables import Values
 from sentinel.parsers import imb, osu
 from sentinel.rfm.build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
-from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
+from sentinel.rfm.standard import (
+    FromRelease,
+    FromSpack,
+    ImbLaunches,
+    StandardSuiteCheck,
+    spack_test,
+)
 
 
 @rfm.simple_test
-class CollectivesCheck(ImbCountSeries, StandardSuiteCheck):
+class CollectivesCheck(ImbCountSeries, ImbLaunches, StandardSuiteCheck):
     """IMB-MPI1 collectives at every whole-node count, over one transport and mapping."""
 
     #: Collectives to run (IMB-MPI1 benchmark names), in one invocation.
@@ -85,9 +91,6 @@ class CollectivesCheck(ImbCountSeries, StandardSuiteCheck):
         self.executable_opts = [*self.operations, *self.imb_series_options(self.sizes),
                                 "-iter", str(self.iterations),
                                 "-time", str(self.time_per_size)]
-
-    def read_output(self) -> list[imb.ImbOutput]:
-        return self.imb_launches()
 
     def expected_variables(self) -> list[str]:
         return collectives.expected(self.operations, self.sizes, self.series)

@@ -35,11 +35,17 @@ from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
 from sentinel.rfm.build import ImbBuild, SpackImbBuild
-from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
+from sentinel.rfm.standard import (
+    FromRelease,
+    FromSpack,
+    ImbLaunches,
+    StandardSuiteCheck,
+    spack_test,
+)
 
 
 @rfm.simple_test
-class ImbCheck(StandardSuiteCheck):
+class ImbCheck(ImbLaunches, StandardSuiteCheck):
     """IMB-MPI1 point-to-point and collective benchmarks over one transport and mapping."""
 
     #: IMB-MPI1 benchmarks to run, in one invocation.
@@ -83,9 +89,6 @@ class ImbCheck(StandardSuiteCheck):
         self.executable_opts = [*self.benchmarks, "-msglog", str(msglog),
                                 "-iter", str(self.iterations),
                                 "-time", str(self.time_per_size)]
-
-    def read_output(self) -> list[imb.ImbOutput]:
-        return self.imb_launches()
 
     def suite_values(self, out: imb.ImbOutput) -> tuple[Values, list[int]]:
         return imb_values(out, self.benchmarks)

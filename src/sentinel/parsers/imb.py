@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
-from sentinel.parsers.osu import split_at
+from sentinel.parsers import split_at
 
 _BENCH = re.compile(r"^# Benchmarking (\S+)")
 _PROCS = re.compile(r"^# #processes = (\d+)")

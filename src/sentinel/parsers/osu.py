@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
+from sentinel.parsers import split_at
 
 _TITLE = re.compile(r"^# OSU MPI(?:-\w+)? (.+?) Test v(\S+)")
 _HEADER = re.compile(r"^# (Size\s|Avg Latency)")  # osu_barrier has no Size column
@@ -87,17 +88,6 @@ def split(text: str) -> list[str]:
     blank), so that an error in it names the job output's line.
     """
     return split_at(text, _TITLE)
-
-
-def split_at(text: str, title: re.Pattern) -> list[str]:
-    """``text`` cut before each line matching ``title``; what precedes the first is dropped.
-
-    Each piece is padded with the blank lines that keep its line numbers.
-    """
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if title.match(line)]
-    return ["\n" * start + "\n".join(lines[start:end]) + "\n"
-            for start, end in zip(starts, [*starts[1:], len(lines)])]
 
 
 def _row(out: OsuOutput, tokens: list[str], source: str, lineno: int) -> dict:

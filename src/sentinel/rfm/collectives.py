@@ -54,9 +54,9 @@ class ImbCountSeries(RankSeries):
         if ranks != self.num_tasks:
             raise SentinelError(f"the affinity probe ran in a world of {ranks} rank(s), "
                                 f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
+        stdout = self.stdout_text()[0]
         for launch in out:
-            collectives.require_counts(launch, self.operations, self.series,
-                                       self.stdout_text()[0])
+            collectives.require_counts(launch, self.operations, self.series, stdout)
 
     def verify_placement(self, out: list[ImbOutput]) -> None:
         """Every rank of the launch placed as the mapping asks; each prefix on its nodes."""

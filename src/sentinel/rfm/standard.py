@@ -94,12 +94,6 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
                                 "launch failed or was cut short")
         return outputs
 
-    def imb_launches(self) -> list[ImbOutput]:
-        """The job's IMB outputs, one complete one per launch."""
-        stdout, text = self.stdout_text()
-        return [imb.parse_complete(chunk, stdout)
-                for chunk in self.require_launches(imb.split(text), stdout)]
-
     def analyse(self, out) -> Values:
         """The median over the launches of each value; the protocol switches found by most."""
         runs = [self.suite_values(launch) for launch in self.launch_outputs(out)]
@@ -118,6 +112,16 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
                      f"{found.reason(self.program, env.name)}; "
                      f"{self.release_variant} builds it from the release tarball")
         self.program_path = self.executable = found.path
+
+
+class ImbLaunches(rfm.RegressionTestPlugin):
+    """IMB-MPI1's output: one complete output per launch of a :class:`StandardSuiteCheck`."""
+
+    def read_output(self) -> list[ImbOutput]:
+        """The job's IMB outputs, one complete one per launch."""
+        stdout, text = self.stdout_text()
+        return [imb.parse_complete(chunk, stdout)
+                for chunk in self.require_launches(imb.split(text), stdout)]
 
 
 class FromRelease(rfm.RegressionTestPlugin):
