@@ -15,6 +15,10 @@ from tests.integration.conftest import QUICK, need_stack, reframe
 pytestmark = pytest.mark.integration
 
 SELECTION = [*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core"]
+# M, a fit's slope of a few nanoseconds, drifts on this 2-vCPU VM by 12-13 % within
+# minutes (3.52 ns above a band of 2.80-3.42, and 3.03 below 3.09-3.78, in two full
+# test runs): the floor a site gives such a variable (docs/references.md).
+M_FLOOR = 0.25
 
 
 def test_calibrate_writes_references_the_next_unchanged_session_passes(tmp_path):
@@ -31,6 +35,7 @@ def test_calibrate_writes_references_the_next_unchanged_session_passes(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "calibrate",
                            "--partition", "local:cpu", "--runs", "3", "--references", str(refs),
                            "--variables", "match_time_.*|iot_tag|rot_tag",
+                           "--floor", f"match_time_.*={M_FLOOR}",
                            "--checks", str(ROOT / "checks" / "matching.py"),
                            "--", *SELECTION], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=900)
@@ -44,17 +49,17 @@ def test_calibrate_writes_references_the_next_unchanged_session_passes(tmp_path)
     assert {"iot_tag", "rot_tag"} <= set(entries)  # microseconds per message: resolved
     for name, (median, lower, upper, unit) in entries.items():
         assert unit == ("ns" if name.startswith("match_time") else "us")
-        assert median > 0 and -1.0 < lower <= -0.10 and upper >= 0.10
-        # the same ratio either way (1 - 1/(1 + upper)), or the 10 % floor
-        assert lower == pytest.approx(-max(0.10, upper / (1 + upper)), abs=2e-3)
+        floor = M_FLOOR if name.startswith("match_time") else 0.10
+        assert median > 0 and -1.0 < lower <= -floor and upper >= floor
+        # the same ratio either way (1 - 1/(1 + upper)), or the floor
+        assert lower == pytest.approx(-max(floor, upper / (1 + upper)), abs=2e-3)
     # An M the quick run does not resolve from 0 is named with its bound, not written.
     for var in ("tag", "comm", "umq_tag", "prq_tag", "umq_comm", "prq_comm"):
         name = f"match_time_{var}"
         assert name in entries or f"core {name}: " in proc.stdout, proc.stdout[-3000:]
     # The next session, nothing changed, is judged by those references and passes,
-    # run as the nightly runs it: a failed test retried once (in a full test run
-    # M came out 3.52 ns against a band of 2.80-3.42 from three runs minutes
-    # earlier: this VM drifts); the retry's cause must be the band, nothing else
+    # run as the nightly runs it: a failed test retried once; the retry's cause
+    # must be the band, nothing else
     # (the file without the kept partition: it has no Slurm running here).
     del check["local:slurm-two"]
     (tmp_path / "next" / "refs").mkdir(parents=True)
