@@ -51,7 +51,7 @@ from pathlib import Path
 from sentinel.analysis.fits import median_interval
 from sentinel.analysis.pt2pt import curves
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import launcher_settings
+from sentinel.mpi.mappings import launcher_settings
 from sentinel.mpi.transports import lookup
 from sentinel.parsers import imb, osu
 from sentinel.parsers.sentinel_output import parse, require_complete

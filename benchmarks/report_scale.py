@@ -21,7 +21,7 @@ mapping, the newest on a tie. It copies the template's performance values
 declares are dropped, so the loader has nothing to object to), its
 ``intervals``, ``unresolved`` and the suite's other fields (queue model,
 fabric pairs, outliers, provenance, linkage). A check without a template
-(Jacobi, hybrid, OSU...) and a series job (``transport=<mpi>-all``, whose
+(Jacobi, hybrid, OSU...) and a packed job (``transport=<mpi>-all``, whose
 values are its transports') keep no performance values. Every value is
 scaled by a factor of its partition (within +-15 %) and a noise of its own
 each session (lognormal, 2 %), both seeded by ``--seed``. Sessions carry
@@ -247,7 +247,7 @@ def _pick(tc: dict, templates: dict[str, list[Template]]) -> Template | None:
     return max(candidates, key=score)
 
 
-def _is_series(tc: dict) -> bool:
+def _is_packed_job(tc: dict) -> bool:
     transport = str(tc.get("transport") or "")
     return transport.endswith(("-all", "/all"))
 
@@ -259,7 +259,7 @@ def _with_values(tc: dict, template: Template | None) -> dict:
     from sentinel.analysis.variables import declaration
 
     out = dict(tc)
-    if template is None or _is_series(tc) or tc["result"] != "pass":
+    if template is None or _is_packed_job(tc) or tc["result"] != "pass":
         return out
     check = tc["name"].split()[0]
     where = f"{tc['system']}:{tc['partition']}"
@@ -304,7 +304,7 @@ def _events(cases: list[dict], partition: str, rng: random.Random) -> Events:
     events = Events()
     stepping: Counter[tuple[str, str, str]] = Counter()
     for tc in cases:
-        if tc["partition"] == partition and not _is_series(tc):
+        if tc["partition"] == partition and not _is_packed_job(tc):
             check = tc["name"].split()[0]
             stepping[(tc["partition"], tc["environ"], str(tc.get("transport") or ""))] += sum(
                 _is_bandwidth(check, k.split(":", 2)[-1]) for k in tc.get("perfvalues") or {})
@@ -323,7 +323,7 @@ def _events(cases: list[dict], partition: str, rng: random.Random) -> Events:
                     not (distinct and cases[i]["partition"] in parts):
                 chosen.append(i)
     events.failed = {i: _headline(cases[i]) for i in chosen}
-    rest = [i for i, tc in enumerate(cases) if tc["result"] == "pass" and not _is_series(tc)
+    rest = [i for i, tc in enumerate(cases) if tc["result"] == "pass" and not _is_packed_job(tc)
             and i not in events.failed and not tc.get("fixture")]
     threaded = [i for i in rest if " %mode=multiple" in cases[i]["name"]]
     for i in rng.sample(threaded or rest, min(SKIPS, len(threaded or rest))):

@@ -36,21 +36,15 @@ and ``CollectivesSpackCheck`` takes it from a ``+spack`` environment.
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, parameter, run_before, variable
+from reframe.core.builtins import parameter, run_before, variable
 
 from sentinel.analysis import collectives
 from sentinel.analysis.standard import osu_options
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb, osu
-from sentinel.rfm.build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
-from sentinel.rfm.standard import (
-    FromRelease,
-    FromSpack,
-    ImbLaunches,
-    StandardSuiteCheck,
-    spack_test,
-)
+from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
+from sentinel.rfm.standard_build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 
 
 @rfm.simple_test
@@ -99,18 +93,8 @@ class CollectivesCheck(ImbCountSeries, ImbLaunches, StandardSuiteCheck):
         return collectives.values(out, self.operations, self.sizes, self.time_per_size), []
 
 
-@rfm.simple_test
-class CollectivesSourceCheck(FromRelease, CollectivesCheck):
-    """CollectivesCheck on IMB built from its release tarball, where no IMB-MPI1 is found."""
-
-    suite_build = fixture(ImbBuild, scope="environment")
-
-
-@spack_test
-class CollectivesSpackCheck(FromSpack, CollectivesCheck):
-    """CollectivesCheck on IMB installed from the environment's Spack environment."""
-
-    suite_build = fixture(SpackImbBuild, scope="environment")
+CollectivesSourceCheck, CollectivesSpackCheck = build_variants(
+    CollectivesCheck, ImbBuild, SpackImbBuild, "IMB")
 
 
 @rfm.simple_test
@@ -166,15 +150,5 @@ class OsuCollectivesCheck(OsuCountSeries, StandardSuiteCheck):
         return collectives.osu_values(out, self.benchmark, self.sizes), []
 
 
-@rfm.simple_test
-class OsuCollectivesSourceCheck(FromRelease, OsuCollectivesCheck):
-    """OsuCollectivesCheck on OSU built from its release tarball, where no OSU is found."""
-
-    suite_build = fixture(OsuBuild, scope="environment")
-
-
-@spack_test
-class OsuCollectivesSpackCheck(FromSpack, OsuCollectivesCheck):
-    """OsuCollectivesCheck on OSU installed from the environment's Spack environment."""
-
-    suite_build = fixture(SpackOsuBuild, scope="environment")
+OsuCollectivesSourceCheck, OsuCollectivesSpackCheck = build_variants(
+    OsuCollectivesCheck, OsuBuild, SpackOsuBuild, "OSU")

@@ -35,42 +35,30 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
-from sentinel.mpi.placement import THREAD_LEVELS
-from sentinel.parsers.sentinel_output import BenchOutput, require_complete
-from sentinel.rfm.base import TransportMappingTest, partition_nodes
+from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.placing import partition_nodes
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
 from sentinel.rfm.threads import (
     NodeSplits,
+    ThreadedRanks,
     bind_threads,
     resolve_threads,
     threaded_output,
-    verify_threads,
 )
 from sentinel.rfm.timing import TimedPoints
 
 
 @rfm.simple_test
-class HybridCheck(TimedPoints, TransportMappingTest, PartitionReferences):
+class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionReferences):
     """The mixed-mode micro-benchmarks in one mode, two ranks, one transport and mapping."""
 
     #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
     #:
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
-
-    #: OpenMP threads per rank, each on its own core, by what they fill:
-    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
-
-    #: The number of threads per rank ``threads`` is on this partition.
-    #:
-    #: :type: :class:`int`
-    #: :default: ``0`` (set at setup)
-    num_threads = variable(int, value=0, loggable=True)
 
     #: Benchmarks to run.
     #:
@@ -83,7 +71,6 @@ class HybridCheck(TimedPoints, TransportMappingTest, PartitionReferences):
     #: :type: :class:`int`
     min_size = variable(int, value=1)
     max_size = variable(int, value=4194304)
-
 
     #: Allow 2 x ``threads`` beyond a node's cores.
     #:
@@ -109,27 +96,12 @@ class HybridCheck(TimedPoints, TransportMappingTest, PartitionReferences):
                      f"{per_node} rank(s) x {self.num_threads} threads per node; partition "
                      f"{part.fullname} has {cores} cores per node")
 
-    @run_before("run")
-    def bind_omp_threads(self) -> None:
-        """OpenMP threads bound one per core."""
-        bind_threads(self)
-
-    def read_output(self) -> BenchOutput:
-        """Complete output; a skip when the library lacks the mode's thread level."""
-        self.stdout_path, out = threaded_output(self, "hybrid")
-        require_complete(out, self.stdout_path)
-        return out
-
-    def verify_placement(self, out: BenchOutput) -> None:
-        super().verify_placement(out)
-        verify_threads(self, out)
-
     def analyse(self, out: BenchOutput) -> Values:
         return hybrid.values(out, self.stdout_path, self.benchmarks)
 
 
 @rfm.simple_test
-class HybridCollectivesCheck(TimedPoints, SpanNodes, TransportMappingTest,
+class HybridCollectivesCheck(TimedPoints, ThreadedRanks, SpanNodes, TransportMappingTest,
                              PartitionReferences):
     """The mixed-mode collectives in one mode across ``nodes`` nodes, one transport and mapping."""
 
@@ -137,17 +109,6 @@ class HybridCollectivesCheck(TimedPoints, SpanNodes, TransportMappingTest,
     #:
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
-
-    #: OpenMP threads per rank, each on its own core, by what they fill.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
-
-    #: The number of threads per rank ``threads`` is on this partition.
-    #:
-    #: :type: :class:`int`
-    #: :default: ``0`` (set at setup)
-    num_threads = variable(int, value=0, loggable=True)
 
     #: Collectives to run.
     #:
@@ -161,7 +122,6 @@ class HybridCollectivesCheck(TimedPoints, SpanNodes, TransportMappingTest,
     min_size = variable(int, value=1)
     max_collective = variable(int, value=262144)
 
-
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.COLLECTIVES_SPEC
     bench = "hybrid"
@@ -169,27 +129,6 @@ class HybridCollectivesCheck(TimedPoints, SpanNodes, TransportMappingTest,
                      "repetitions")
     tags = {"hybrid", "collectives", "scaling", "nightly", "acceptance"}
     rotates = True
-
-    def cores_per_rank(self) -> int:
-        """A core per thread: the ``threads`` level on this partition."""
-        if not self.num_threads:
-            resolve_threads(self)
-        return self.num_threads
-
-    @run_before("run")
-    def bind_omp_threads(self) -> None:
-        """OpenMP threads bound one per core."""
-        bind_threads(self)
-
-    def read_output(self) -> BenchOutput:
-        """Complete output; a skip when the library lacks the mode's thread level."""
-        self.stdout_path, out = threaded_output(self, "hybrid")
-        require_complete(out, self.stdout_path)
-        return out
-
-    def verify_placement(self, out: BenchOutput) -> None:
-        super().verify_placement(out)
-        verify_threads(self, out)
 
     def analyse(self, out: BenchOutput) -> Values:
         return hybrid.values(out, self.stdout_path, self.benchmarks, self.spec)
@@ -203,7 +142,6 @@ class BarrierSplitCheck(TimedPoints, NodeSplits, TransportMappingTest, Partition
     #:
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
-
 
     build = fixture(BenchBuild, scope="environment", variables={"bench": "hybrid"})
     spec = hybrid.SPLITS_SPEC

@@ -29,19 +29,13 @@ on the ``intel-mpi-benchmarks ^<mpi>`` of its Spack environment.
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_before, variable
+from reframe.core.builtins import run_before, variable
 
 from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
-from sentinel.rfm.build import ImbBuild, SpackImbBuild
-from sentinel.rfm.standard import (
-    FromRelease,
-    FromSpack,
-    ImbLaunches,
-    StandardSuiteCheck,
-    spack_test,
-)
+from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
+from sentinel.rfm.standard_build import ImbBuild, SpackImbBuild
 
 
 @rfm.simple_test
@@ -94,15 +88,4 @@ class ImbCheck(ImbLaunches, StandardSuiteCheck):
         return imb_values(out, self.benchmarks)
 
 
-@rfm.simple_test
-class ImbSourceCheck(FromRelease, ImbCheck):
-    """ImbCheck on IMB built from its release tarball, where no prebuilt IMB-MPI1 is found."""
-
-    suite_build = fixture(ImbBuild, scope="environment")
-
-
-@spack_test
-class ImbSpackCheck(FromSpack, ImbCheck):
-    """ImbCheck on IMB installed from the environment's Spack environment."""
-
-    suite_build = fixture(SpackImbBuild, scope="environment")
+ImbSourceCheck, ImbSpackCheck = build_variants(ImbCheck, ImbBuild, SpackImbBuild, "IMB")

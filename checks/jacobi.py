@@ -29,36 +29,23 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import jacobi
 from sentinel.analysis.variables import Values
-from sentinel.mpi.placement import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.pt2pt import jacobi_pt2pt
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import RankSeries, limit_series_to_memory
-from sentinel.rfm.threads import bind_threads, resolve_threads, threaded_output, verify_threads
+from sentinel.rfm.threads import ThreadedRanks, threaded_output
 
 
 @rfm.simple_test
-class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
+class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionReferences):
     """The Jacobi scaling series in one mode over one transport and mapping."""
 
     #: Hybrid mode of the benchmark.
     #:
     #: :type: :class:`str`
     mode = parameter(list(jacobi.MODES), loggable=True)
-
-    #: OpenMP threads per rank (``one`` in pure mode), each on its own core,
-    #: by what they fill: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
-
-    #: The number of threads per rank ``threads`` is on this partition.
-    #:
-    #: :type: :class:`int`
-    #: :default: ``0`` (set at setup)
-    num_threads = variable(int, value=0, loggable=True)
 
     #: ``weak`` (``local_size``^3 points per rank; the model applies) or
     #: ``strong`` (``global_size``^3 points in all).
@@ -109,7 +96,7 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
         self.skip_if(self.mode == "pure" and self.threads != "one",
                      "pure MPI runs one thread per rank")
-        if self.scaling == "weak" and not self.is_series:
+        if self.scaling == "weak" and not self.is_packed_job:
             for name in self.model_pt2pt().values():
                 self.depends_on(name, udeps.by_case)
 
@@ -136,29 +123,16 @@ class JacobiCheck(RankSeries, TransportMappingTest, PartitionReferences):
         return ["--dims", ",".join(map(str, self.dims))] if self.dims and n == self.series[-1] \
             else []
 
-    def cores_per_rank(self) -> int:
-        """A core per thread: the ``threads`` level on this partition."""
-        if not self.num_threads:
-            resolve_threads(self)
-        return self.num_threads
-
     @run_before("run")
     def jacobi_options(self) -> None:
-        """The problem size of the scaling, and the threads bound one per core."""
+        """The problem size of the scaling."""
         self.executable_opts += ["--local", str(self.local_size)] if self.scaling == "weak" \
             else ["--global", str(self.global_size)]
-        bind_threads(self)
 
     def read_output(self) -> dict[int, BenchOutput]:
         """One complete output per launch of the series (a skip without the thread level)."""
         self.stdout_path, out = threaded_output(self, "jacobi")
         return self.split_series(out, self.stdout_path)
-
-    def verify_placement(self, runs: dict[int, BenchOutput]) -> None:
-        """Every rank where the mapping puts it, every thread on a core of its own."""
-        for n, run in runs.items():
-            verify_threads(self, run, f"{n}-rank launch: ")
-        super().verify_placement(runs)
 
     def analyse(self, runs: dict[int, BenchOutput]) -> Values:
         """Values per N, and the model (weak) or the efficiency (strong) of each."""

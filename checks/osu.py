@@ -37,7 +37,7 @@ installed once per environment and reused across nights.
 
 
 import reframe as rfm
-from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from sentinel.analysis.standard import (
     OSU_BENCHMARKS,
@@ -51,9 +51,10 @@ from sentinel.analysis.standard import (
 )
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
-from sentinel.rfm.build import OsuBuild, SpackOsuBuild, gpu_runtime, require_gpu_aware
 from sentinel.rfm.gpu import DeviceBuffers
-from sentinel.rfm.standard import FromRelease, FromSpack, StandardSuiteCheck, spack_test
+from sentinel.rfm.gpu_aware import gpu_runtime, require_gpu_aware
+from sentinel.rfm.standard import StandardSuiteCheck, build_variants
+from sentinel.rfm.standard_build import OsuBuild, SpackOsuBuild
 
 
 @rfm.simple_test
@@ -150,15 +151,4 @@ class OsuGpuCheck(DeviceBuffers, OsuCheck):
         self.executable_opts += osu_gpu_options(gpu_runtime(self.current_environ), self.buffers)
 
 
-@rfm.simple_test
-class OsuSourceCheck(FromRelease, OsuCheck):
-    """OsuCheck on OSU built from its release tarball, where no prebuilt OSU is found."""
-
-    suite_build = fixture(OsuBuild, scope="environment")
-
-
-@spack_test
-class OsuSpackCheck(FromSpack, OsuCheck):
-    """OsuCheck on OSU installed from the environment's Spack environment."""
-
-    suite_build = fixture(SpackOsuBuild, scope="environment")
+OsuSourceCheck, OsuSpackCheck = build_variants(OsuCheck, OsuBuild, SpackOsuBuild, "OSU")

@@ -139,7 +139,7 @@ modes = [
         # expensive sweeps (threads, Jacobi series, OSU, IMB) each within a week.
         "-S", "rotation=7",
         # One job per environment runs its transports one after another; each
-        # transport keeps its own test case (sentinel.rfm.series).
+        # transport keeps its own test case (sentinel.rfm.packing).
         "-S", "pack_transports=true",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",

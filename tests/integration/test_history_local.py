@@ -24,7 +24,7 @@ from tests.integration.conftest import REFRAME, Run, need_stack, reframe
 pytestmark = pytest.mark.integration
 
 NAME = "Pt2ptCheck.*transport=ob1-vader.*mapping=core"
-# The nightly packs transports: its series job runs the selected one only.
+# The nightly packs transports: its packed job runs the selected one only.
 SMALL = ["-S", "Pt2ptCheck.max_size=1024", "-S", "Pt2ptCheck.modes=standard",
          "-S", "Pt2ptCheck.iterations=100", "-S", "Pt2ptCheck.repetitions=3",
          "-S", "Pt2ptCheck.transports=openmpi/ob1-vader"]

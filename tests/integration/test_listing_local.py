@@ -1,4 +1,4 @@
-"""What a listing costs and shows: series jobs only where packing is asked, debug on -vv."""
+"""What a listing costs and shows: packed jobs only where packing is asked, debug on -vv."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from tests.integration.conftest import need_stack, reframe
 pytestmark = pytest.mark.integration
 
 
-def test_series_jobs_are_generated_only_when_a_mode_or_option_packs(tmp_path):
+def test_packed_jobs_are_generated_only_when_a_mode_or_option_packs(tmp_path):
     need_stack("openmpi")
     plain = reframe(["-l", "-p", "openmpi"], tmp_path, checks=("pt2pt.py",))
     nightly = reframe(["--mode", "nightly", "-l", "-p", "openmpi"], tmp_path,
@@ -18,7 +18,7 @@ def test_series_jobs_are_generated_only_when_a_mode_or_option_packs(tmp_path):
                     checks=("pt2pt.py",))
     assert plain.returncode == nightly.returncode == asked.returncode == 0
     assert "%transport=openmpi-all" not in plain.output
-    # each transport depends on its series job: listed under it
+    # each transport depends on its packed job: listed under it
     assert "^Pt2ptCheck %transport=openmpi-all %mapping=core" in nightly.output
     assert "^Pt2ptCheck %transport=openmpi-all %mapping=core" in asked.output
 

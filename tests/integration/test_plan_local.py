@@ -58,7 +58,7 @@ def test_plan_of_the_big_site_nightly_has_ten_partitions_and_a_total(tmp_path):
     assert [r[0] for r in rows[:10]] == [f"big_site:p{n:02d}" for n in range(10)]
     assert rows[10][0] == "total"
     # (8 + 3 + 4) transports x 3 mappings, less the 4 shared-memory ones at
-    # node: 41 test cases, carried by one series job per environment and
+    # node: 41 test cases, carried by one packed job per environment and
     # mapping (the nightly packs transports): 3 x 3 batch jobs
     assert all(r[1] == "9" for r in rows[:10]), rows
 

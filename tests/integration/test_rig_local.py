@@ -280,5 +280,5 @@ def test_the_nightly_over_the_rig_fails_only_where_the_rig_or_mpich_does(rig, tm
             (tc["display_name"], tc["fail_reason"])
     ran = [tc for tc in run.cases() if tc["result"] == "pass"]
     assert {tc["environ"] for tc in ran} == {"openmpi", "mpich", "intelmpi"}
-    # the packed series jobs ran, and no shared memory crossed a node
+    # the packed jobs ran, and no shared memory crossed a node
     assert any(tc["transport"].endswith("-all") for tc in ran)

@@ -2,18 +2,13 @@ import pytest
 
 from sentinel.errors import SentinelError
 from sentinel.mpi.placement import (
-    THREAD_LEVELS,
     RankPlacement,
     ThreadPlacement,
     Topology,
-    launcher_settings,
     parse_cpu_list,
     placement_problems,
     prefix_span_problems,
-    same_as_larger,
     series_placement_problems,
-    tasks_per_node,
-    thread_counts,
     thread_problems,
 )
 
@@ -66,41 +61,6 @@ def test_unknown_topology_is_reported_not_assumed():
         "processor topology unknown: cannot validate binding"]
 
 
-def test_launcher_settings_per_family():
-    assert launcher_settings("openmpi", "core", "mpirun")[0] == [
-        "--map-by", "core", "--bind-to", "core"]
-    assert launcher_settings("mpich", "node", "mpirun")[0][:2] == ["-ppn", "1"]
-    assert launcher_settings("intelmpi", "socket", "mpirun")[1]["I_MPI_PIN_ORDER"] == "scatter"
-    assert "--distribution=block:cyclic" in launcher_settings("openmpi", "socket", "srun")[0]
-    assert tasks_per_node("node") == 1 and tasks_per_node("core") == 2
-    # mapping node with several ranks on each node
-    assert launcher_settings("openmpi", "node", "mpirun", per_node=4)[0] == [
-        "--map-by", "ppr:4:node", "--bind-to", "core"]
-    assert launcher_settings("openmpi", "node", "mpirun", 8, per_node=2)[0] == [
-        "--map-by", "ppr:2:node:PE=8", "--bind-to", "core"]
-    assert launcher_settings("mpich", "node", "mpirun", per_node=3)[0][:2] == ["-ppn", "3"]
-    assert launcher_settings("intelmpi", "node", "mpirun", 4, per_node=3)[0] == ["-ppn", "3"]
-    assert launcher_settings("openmpi", "node", "srun", per_node=3)[0] == ["--cpu-bind=cores"]
-
-
-def test_unknown_launcher_or_mapping_is_an_error():
-    with pytest.raises(SentinelError, match="no placement options for launcher 'aprun'"):
-        launcher_settings("openmpi", "core", "aprun")
-    with pytest.raises(SentinelError, match="unknown mapping 'numa'"):
-        launcher_settings("openmpi", "numa", "mpirun")
-
-
-@pytest.mark.parametrize("family,mapping,opts,env", [
-    ("openmpi", "core", ["--map-by", "slot:PE=4", "--bind-to", "core"], {}),
-    ("openmpi", "socket", ["--map-by", "socket:PE=4", "--bind-to", "core"], {}),
-    ("mpich", "core", ["-map-by", "core", "-bind-to", "core:4"], {}),
-    ("mpich", "node", ["-ppn", "1", "-bind-to", "core:4"], {}),
-    ("intelmpi", "socket", [], {"I_MPI_PIN_DOMAIN": "omp", "I_MPI_PIN_ORDER": "scatter"}),
-])
-def test_threaded_ranks_get_several_cores(family, mapping, opts, env):
-    assert launcher_settings(family, mapping, "mpirun", 4) == (opts, env)
-
-
 def thread(r, t, cpu, cpus):
     return ThreadPlacement(r, t, cpu, parse_cpu_list(cpus))
 
@@ -127,24 +87,6 @@ def test_thread_problems_are_named():
 def test_thread_binding_without_topology_is_reported():
     problems = thread_problems([rank(0, "0")], [thread(0, 0, 0, "0")], 1, None)
     assert problems == ["processor topology unknown: cannot validate thread binding"]
-
-
-def test_thread_levels_come_from_the_node_topology():
-    # 2 sockets x 64 cores, 4 NUMA domains (the big_site fixture's nodes)
-    counts = thread_counts(128, 2, 4, "partition big_site:p00")
-    assert counts == {"one": 1, "numa": 32, "socket": 64, "node": 128}
-    assert [same_as_larger(level, counts) for level in THREAD_LEVELS] == [None] * 4
-    # one socket, one NUMA domain: both are the whole node
-    small = thread_counts(2, 1, 1, "partition local:cpu")
-    assert same_as_larger("numa", small) == same_as_larger("socket", small) == "node"
-    # one NUMA domain per socket
-    assert same_as_larger("numa", thread_counts(24, 2, 2, "p")) == "socket"
-
-
-def test_unknown_topology_is_an_error_naming_the_key():
-    with pytest.raises(SentinelError, match=r"partition cluster:thin: the processor's "
-                                            r"topology.numa_nodes unknown; thread counts"):
-        thread_counts(24, 2, None, "partition cluster:thin")
 
 
 def _ranks(*placements: tuple[str, str]) -> list[RankPlacement]:

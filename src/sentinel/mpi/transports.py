@@ -159,15 +159,9 @@ def _openmpi() -> list[Transport]:
 
     def ucx(tls: str, on: str = "") -> Transport:
         # Open MPI's pml ucx only accepts Mellanox devices by default.
-        on = on or tls
-        return Transport(
-            "openmpi", _ucx_name(tls, on),
-            {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any",
-             "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": _ucx_tls(tls, on)},
-            {**_OMPI_PML_PROBE, **_UCX_PROBE}, on, tls if tls in UCX_NETWORK else "",
-            {"pml": "ucx"} if on != tls else {"pml": "ucx", "ucx": tls},
-            *_ucx_interface(tls), **_ucx_pair(tls, on),
-        )
+        select = {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any",
+                  "OMPI_MCA_pml_ucx_devices": "any"}
+        return _ucx("openmpi", tls, on or tls, select, _OMPI_PML_PROBE, {"pml": "ucx"})
 
     def ofi(provider: str) -> Transport:
         # the provider carries on-node traffic too (libfabric has no shm BTL beside cm)
@@ -185,6 +179,21 @@ def _openmpi() -> list[Transport]:
             *(ucx(tls) for tls in UCX_CLASSES),
             *(ucx(tls, "sm") for tls in UCX_NETWORK),
             *(ofi(p) for p in OFI_PROVIDERS)]
+
+
+def _ucx(family: str, tls: str, on: str, select: Mapping[str, str],
+         probe: Mapping[str, str], expect: Mapping[str, str]) -> Transport:
+    """A UCX transport of ``family``: UCX class ``tls``, or the pair ``on`` + ``tls``.
+
+    ``select``, ``probe`` and ``expect`` are the family's own: the variables
+    that put it on UCX, make it log its choice, and what that log must show.
+    """
+    return Transport(
+        family, _ucx_name(tls, on), {**select, "UCX_TLS": _ucx_tls(tls, on)},
+        {**probe, **_UCX_PROBE}, on, tls if tls in UCX_NETWORK else "",
+        expect if on != tls else {**expect, "ucx": tls},
+        *_ucx_interface(tls), **_ucx_pair(tls, on),
+    )
 
 
 def _ucx_name(tls: str, on: str) -> str:
@@ -216,13 +225,7 @@ def _mpich() -> list[Transport]:
     probe = {"MPIR_CVAR_DEBUG_SUMMARY": "1"}
 
     def ucx(tls: str, on: str = "") -> Transport:
-        on = on or tls
-        return Transport(
-            "mpich", _ucx_name(tls, on), {"UCX_TLS": _ucx_tls(tls, on)},
-            {**probe, **_UCX_PROBE}, on, tls if tls in UCX_NETWORK else "",
-            {"netmod": "ucx"} if on != tls else {"netmod": "ucx", "ucx": tls},
-            *_ucx_interface(tls), **_ucx_pair(tls, on),
-        )
+        return _ucx("mpich", tls, on or tls, {}, probe, {"netmod": "ucx"})
 
     def ofi(provider: str) -> Transport:
         path = f"ofi:{provider}"

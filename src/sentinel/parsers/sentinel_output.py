@@ -25,12 +25,9 @@ class Record:
 
     def text(self, key: str) -> str:
         """A field as text; a missing field is an error naming the line."""
-        try:
-            return self.fields[key]
-        except KeyError:
-            raise SentinelError(
-                f"line {self.line}: SENTINEL_{self.kind} has no field {key!r}"
-            ) from None
+        if key not in self.fields:
+            raise self._error(f"has no field {key!r}")
+        return self.fields[key]
 
     def number(self, key: str) -> float:
         """A field as a float ('nan' allowed); garbage is an error naming the line."""
@@ -38,18 +35,18 @@ class Record:
         try:
             return float(raw)
         except ValueError:
-            raise SentinelError(
-                f"line {self.line}: SENTINEL_{self.kind} field {key}={raw!r} is not a number"
-            ) from None
+            raise self._error(f"field {key}={raw!r} is not a number") from None
 
     def integer(self, key: str) -> int:
         """A field as an int."""
         value = self.number(key)
         if math.isnan(value) or value != int(value):
-            raise SentinelError(
-                f"line {self.line}: SENTINEL_{self.kind} field {key}={value} is not an integer"
-            )
+            raise self._error(f"field {key}={value} is not an integer")
         return int(value)
+
+    def _error(self, problem: str) -> SentinelError:
+        """``line 7: SENTINEL_<kind> <problem>``: what is wrong, and where."""
+        return SentinelError(f"line {self.line}: SENTINEL_{self.kind} {problem}")
 
 
 @dataclass

@@ -5,7 +5,7 @@ variable: ReFrame 4.10 writes it as a field of the test case in the JSON run
 report, and the results database stores that report whole): the MPI library's
 version and file, UCX and libfabric versions, the compiler, the Spack spec of a
 Spack build, the variables that select the transport, the kernel, the nodes
-and the CPU model (:attr:`sentinel.rfm.base.TransportMappingTest.provenance`).
+and the CPU model (:attr:`sentinel.rfm.provenance.Provenance.provenance`).
 :func:`diff` says what changed between two sessions, for the sessions on
 either side of a change point: ``ucx: 1.13.1 -> 1.15.0``.
 """
@@ -28,7 +28,7 @@ def of_testcase(tc: Mapping) -> dict[str, str]:
     """The provenance of a run report's (or stored session's) test case.
 
     Empty for a test case without one (a session of an older suite, a build
-    or a series job). A provenance that is not an object of strings is an
+    or a packed job). A provenance that is not an object of strings is an
     error naming the test case.
     """
     value = tc.get("provenance")

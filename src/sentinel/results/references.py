@@ -16,7 +16,7 @@ from typing import Mapping
 import yaml
 
 from sentinel.analysis.variables import CheckSpec, all_specs
-from sentinel.mpi.placement import MAPPINGS
+from sentinel.mpi.mappings import MAPPINGS
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reframe as rfm
 
 from sentinel.mpi.transports import Transport, with_device_memory
-from sentinel.rfm.build import gpu_runtime
+from sentinel.rfm.gpu_aware import gpu_runtime
 
 
 class DeviceBuffers(rfm.RegressionTestPlugin):

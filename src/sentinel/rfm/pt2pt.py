@@ -12,10 +12,11 @@ from sentinel.analysis import pt2pt
 from sentinel.analysis.variables import Values
 from sentinel.mpi.transports import Transport
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest
+from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.gpu import DeviceBuffers
 from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.switches import ProtocolSwitches
 from sentinel.rfm.variants import variant_name
 
 #: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.

@@ -57,16 +57,16 @@ class PartitionReferences(rfm.RegressionTestPlugin):
     def load_references(self) -> None:
         """Point ReFrame at this system's reference file and record what was found.
 
-        A series job has none: its transports' tests carry the references.
+        A packed job has none: its transports' tests carry the references.
         Where they must have one (acceptance) and the file is missing, it
         fails as they would, before its job runs for nothing.
         """
-        if getattr(self, "is_series", False):
+        if getattr(self, "is_packed_job", False):
             path = references_dir() / f"{self.current_system.name}.yaml"
             if self.require_partition_reference and not path.exists():
                 raise SentinelError(f"a reference is required (acceptance): {path} does not "
                                     "exist")
-            self.reference_status = "series job: the references are its transports' tests'"
+            self.reference_status = "packed job: the references are its transports' tests'"
             return
         self.reference_index_names = "/".join(self.reference_index)
         self.reference_index_values = "/".join(self._index_value(k)

@@ -19,7 +19,7 @@ from sentinel.errors import SentinelError
 from sentinel.mpi.placement import series_placement_problems
 from sentinel.mpi.transports import declared, pairs_over
 from sentinel.parsers.sentinel_output import BenchOutput, split_launches
-from sentinel.rfm.base import partition_nodes
+from sentinel.rfm.placing import partition_nodes
 from sentinel.rfm.threads import partition_topology, ranks_of
 
 
@@ -222,7 +222,7 @@ class SpanNodes(rfm.RegressionTestPlugin):
     def span_nodes(self) -> None:
         """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
         part = self.current_partition
-        if self.between_nodes and not self.is_series:
+        if self.between_nodes and not self.is_packed_job:
             pairs = pairs_over(self.transport_info,
                                declared(set(self.current_environ.features)))
             self.skip_if(bool(pairs), f"{self.transport_info.name} carries no traffic between "
@@ -288,7 +288,7 @@ def limit_series_to_memory(test) -> None:
     Skips, naming the sizes, where not even one rank fits; a series cut
     short says so in ``span_note``.
     """
-    if test.scaling != "weak" or test.is_series:
+    if test.scaling != "weak" or test.is_packed_job:
         return
     part = test.current_partition
     memory = node_memory_bytes(part)

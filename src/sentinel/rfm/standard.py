@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import Counter
 
 import reframe as rfm
-from reframe.core.builtins import run_after, variable
+from reframe.core.builtins import fixture, run_after, variable
+from reframe.core.meta import make_test
 
 from sentinel.analysis.fits import median_of
 from sentinel.analysis.variables import Values
@@ -23,8 +24,10 @@ from sentinel.errors import SentinelError
 from sentinel.parsers import imb
 from sentinel.parsers.imb import ImbOutput
 from sentinel.rfm.affinity import AffinityProbe
-from sentinel.rfm.base import ProtocolSwitches, TransportMappingTest, offers_feature
+from sentinel.rfm.base import TransportMappingTest
+from sentinel.rfm.generation import offers_feature
 from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.switches import ProtocolSwitches
 from sentinel.site.binaries import find_program
 
 
@@ -162,3 +165,28 @@ class FromSpack(rfm.RegressionTestPlugin):
         """Where Spack installed the suite (a dry run installs nothing: where it would)."""
         build = self.suite_build
         return build.install_prefix or f"$(spack location -i {build.spack_spec})"
+
+
+def build_variants(check: type, release_build: type, spack_build: type,
+                   suite: str) -> tuple[type, type]:
+    """``check``'s two build variants, registered in its module.
+
+    ``<Name>SourceCheck``: the suite built from its release tarball by
+    ``release_build``, where no prebuilt program is found; ``<Name>SpackCheck``:
+    installed from the environment's Spack environment by ``spack_build``
+    (registered where an environment offers Spack: :func:`spack_test`).
+    """
+    stem = check.__name__.removesuffix("Check")
+    source = make_test(
+        f"{stem}SourceCheck", (FromRelease, check),
+        {"suite_build": fixture(release_build, scope="environment"),
+         "__doc__": f"{check.__name__} on {suite} built from its release tarball, "
+                    "where no prebuilt one is found."},
+        module=check.__module__)
+    spack = make_test(
+        f"{stem}SpackCheck", (FromSpack, check),
+        {"suite_build": fixture(spack_build, scope="environment"),
+         "__doc__": f"{check.__name__} on {suite} installed from the environment's "
+                    "Spack environment."},
+        module=check.__module__)
+    return rfm.simple_test(source), spack_test(spack)

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import reframe as rfm
-from reframe.core.builtins import run_after, run_before
+from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from sentinel.errors import SentinelError
+from sentinel.mpi.mappings import launcher_settings
 from sentinel.mpi.placement import (
     RankPlacement,
     ThreadPlacement,
     Topology,
-    launcher_settings,
     parse_cpu_list,
-    same_as_larger,
     series_placement_problems,
-    thread_counts,
     thread_problems,
 )
-from sentinel.parsers.sentinel_output import BenchOutput, parse, split_launches, unsupported
+from sentinel.mpi.thread_levels import THREAD_LEVELS, same_as_larger, thread_counts
+from sentinel.parsers.sentinel_output import (
+    BenchOutput,
+    parse,
+    require_complete,
+    split_launches,
+    unsupported,
+)
 
 
 def partition_topology(partition) -> Topology | None:
@@ -170,3 +175,45 @@ class NodeSplits(rfm.RegressionTestPlugin):
             if issues:
                 raise SentinelError(f"{ranks} x {threads} launch: placement not honoured: "
                                     + "; ".join(issues))
+
+
+class ThreadedRanks(rfm.RegressionTestPlugin):
+    """Ranks of ``threads`` OpenMP threads, bound one per core, each thread's core verified."""
+
+    #: OpenMP threads per rank, each on its own core, by what they fill:
+    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
+
+    #: The number of threads per rank ``threads`` is on this partition.
+    #:
+    #: :type: :class:`int`
+    #: :default: ``0`` (set at setup)
+    num_threads = variable(int, value=0, loggable=True)
+
+    def cores_per_rank(self) -> int:
+        """A core per thread: the ``threads`` level on this partition."""
+        if not self.num_threads:
+            resolve_threads(self)
+        return self.num_threads
+
+    @run_before("run")
+    def bind_omp_threads(self) -> None:
+        """OpenMP threads bound one per core."""
+        bind_threads(self)
+
+    def read_output(self) -> BenchOutput:
+        """Complete output; a skip when the library lacks the mode's thread level."""
+        self.stdout_path, out = threaded_output(self, self.bench)
+        require_complete(out, self.stdout_path)
+        return out
+
+    def verify_placement(self, out: BenchOutput | dict[int, BenchOutput]) -> None:
+        """Every rank where the mapping puts it, every thread on a core of its own.
+
+        ``out`` is one launch's records, or a rank series' launches by their N.
+        """
+        super().verify_placement(out)
+        for n, run in (out.items() if isinstance(out, dict) else [(0, out)]):
+            verify_threads(self, run, f"{n}-rank launch: " if n else "")

@@ -1,9 +1,9 @@
 """One job for the transports of an environment, each transport keeping its own verdict.
 
-``tests/config/series.py`` adds ``openmpi-series``: Open MPI offering
+``tests/config/packed.py`` adds ``openmpi-packed``: Open MPI offering
 ``ob1-tcp``, ``ob1-vader`` and ``ofi-udp``, libfabric's development provider,
 whose synchronous send crashes this host's Open MPI 4.1.4 with libfabric
-1.17. With ``pack_transports`` (the nightly and acceptance modes) the series
+1.17. With ``pack_transports`` (the nightly and acceptance modes) the packed
 job runs the three launches one after another in one job; the transports'
 test cases run locally on what their launch left and must say exactly what
 a job of their own would: the crash fails ``ofi-udp`` alone, naming it, and
@@ -20,8 +20,8 @@ from tests.integration.conftest import QUICK, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
-CONFIG = ROOT / "tests" / "config" / "series.py"
-PACKED = [*QUICK, "-S", "pack_transports=true", "-p", "openmpi-series"]
+CONFIG = ROOT / "tests" / "config" / "packed.py"
+PACKED = [*QUICK, "-S", "pack_transports=true", "-p", "openmpi-packed"]
 
 
 def _launches(text: str) -> dict[str, str]:
@@ -39,7 +39,7 @@ def test_one_failed_launch_fails_its_transport_alone(tmp_path):
     job = first["openmpi-all"]
     assert job["result"] == "pass" and not job["local"], job.get("fail_reason")
     assert job["provenance"] == {}  # its transports' test cases record theirs
-    launches = _launches(job["series_launches"])
+    launches = _launches(job["packed_launches"])
     assert launches.keys() == {"ob1-tcp", "ob1-vader", "ofi-udp"}
     assert launches["ob1-tcp"] == launches["ob1-vader"] == "0" != launches["ofi-udp"]
     for name in ("ob1-tcp", "ob1-vader"):
@@ -48,7 +48,7 @@ def test_one_failed_launch_fails_its_transport_alone(tmp_path):
         names = {key.rsplit(":", 1)[1] for key in tc["perfvalues"]}
         assert {"latency_8B", "bw_peak", "fit_bw"} <= names
         assert f"btl={name.split('-')[1]}" in tc["transport_selected"]
-        # Its launch's node facts, copied from the series job, and its own variables.
+        # Its launch's node facts, copied from the packed job, and its own variables.
         prov = tc["provenance"]
         for key in ("mpi", "mpi_library", "kernel", "cpu", "compiler", "nodes"):
             assert prov.get(key) and not prov[key].startswith("not found"), (key, prov)
@@ -57,7 +57,7 @@ def test_one_failed_launch_fails_its_transport_alone(tmp_path):
     udp = first["ofi-udp"]
     assert udp["result"] == "fail" and udp["local"] and udp["fail_phase"] == "sanity"
     assert "the job ended abnormally" in udp["fail_reason"], udp["fail_reason"]
-    assert "series job" not in udp["fail_reason"]  # its launch ended: its own cause, not the job's
+    assert "packed job" not in udp["fail_reason"]  # its launch ended: its own cause, not the job's
     retried = run.case("Pt2ptCheck", transport="ofi-udp")
     assert retried is not udp and not retried["local"], "the retry must run its own job"
     assert retried["result"] == "fail"
@@ -68,19 +68,19 @@ def test_each_launch_past_its_limit_is_stopped_and_the_next_still_runs(tmp_path)
     need_stack("openmpi")
     # Pt2ptCheck's seed parameters (1000 iterations per sample, 4 MiB, five
     # modes) take minutes on either transport here: each launch must be
-    # stopped at 3 s, alone, and the series go on to the next.
-    run = reframe(["-S", "pack_transports=true", "-p", "openmpi-series",
+    # stopped at 3 s, alone, and the packed job go on to the next.
+    run = reframe(["-S", "pack_transports=true", "-p", "openmpi-packed",
                    "-S", "Pt2ptCheck.time_limit=3s",
                    "-S", "Pt2ptCheck.transports=openmpi/ob1-tcp,openmpi/ob1-vader",
                    "-n", "Pt2ptCheck.*mapping=core", "-r"],
                   tmp_path, config=CONFIG, checks=("pt2pt.py",))
     job = run.case("Pt2ptCheck", transport="openmpi-all")
     assert job["result"] == "pass", job.get("fail_reason")
-    assert _launches(job["series_launches"]) == {"ob1-tcp": "124", "ob1-vader": "124"}, \
+    assert _launches(job["packed_launches"]) == {"ob1-tcp": "124", "ob1-vader": "124"}, \
         run.output[-3000:]
     for name in ("ob1-tcp", "ob1-vader"):
         tc = run.case("Pt2ptCheck", transport=name)
         assert tc["result"] == "fail" and tc["fail_phase"] == "sanity"
-        assert ("the launch ran past its time limit of 3 s in the series job Pt2ptCheck "
+        assert ("the launch ran past its time limit of 3 s in the packed job Pt2ptCheck "
                 "%transport=openmpi-all %mapping=core") in tc["fail_reason"], tc["fail_reason"]
-    assert job["time_run"] < 2 * (3 + 30), "a stopped launch must not hold the series job"
+    assert job["time_run"] < 2 * (3 + 30), "a stopped launch must not hold the packed job"
