@@ -45,7 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from sentinel.results import changes
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DB = ROOT / "tests" / "data" / "history" / "pt2pt-tcp-limited-from-21.db"

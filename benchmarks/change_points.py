@@ -41,7 +41,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sentinel.results import calibrate, changes
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the degradations of tests/cluster, run as a script

@@ -493,7 +493,8 @@ def _build_site(label: str, cases: list[dict], templates: dict[str, list[Templat
 
 def _loader_problems(newest: Path) -> list[str]:
     """What the report's loader says of the newest run report."""
-    from sentinel.results.report.load import Inputs, load_reports
+    from sentinel.results.report.files import load_reports
+    from sentinel.results.report.load import Inputs
 
     inputs = Inputs()
     load_reports([newest], inputs)

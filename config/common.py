@@ -92,7 +92,8 @@ def _change_points_at_exit() -> None:
     """
     from sentinel.errors import SentinelError
     from sentinel.results import changes
-    from sentinel.results.report.load import Inputs, load_history
+    from sentinel.results.report.history import load_history
+    from sentinel.results.report.load import Inputs
 
     try:
         inputs = Inputs()

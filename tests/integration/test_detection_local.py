@@ -83,7 +83,8 @@ import yaml
 
 from sentinel.analysis.variables import HIGHER, spec_of
 from sentinel.results import changes
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 from sentinel.results.verdicts import verdicts
 from tests.cluster import degrade
 from tests.integration.conftest import (

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from sentinel.results import changes
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 from tests.conftest import DATA
 
 LIMITED = DATA / "history" / "pt2pt-tcp-limited-from-21.db"

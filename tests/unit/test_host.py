@@ -17,7 +17,8 @@ import pytest
 from sentinel.analysis.host import HOST_FILE, host_values
 from sentinel.analysis.variables import spec_of
 from sentinel.results.report import headline, summary
-from sentinel.results.report.load import Inputs, load_reports
+from sentinel.results.report.files import load_reports
+from sentinel.results.report.load import Inputs
 from sentinel.results.report.tables import acceptance, host_slowdowns, rows
 from tests.conftest import DATA
 

@@ -7,7 +7,6 @@ The report and the configurations are captured from the real ReFrame
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -16,6 +15,15 @@ import pytest
 
 from sentinel.errors import SentinelError
 from sentinel.results import cli, plan
+from sentinel.results.plan.cost import history
+from sentinel.results.plan.dry_run import Job, failure_notes, jobs_of
+from sentinel.results.plan.output import as_json, hms, render
+from sentinel.results.plan.partitions import (
+    Budget,
+    Partition,
+    partitions_of,
+    reframe_default_max_jobs,
+)
 from tests.conftest import DATA
 
 PLAN = DATA / "plan"
@@ -37,8 +45,8 @@ def _report(edit) -> dict:
     return report
 
 
-def _local_partitions() -> list[plan.Partition]:
-    return plan.partitions_of("local", LOCAL, plan.reframe_default_max_jobs())
+def _local_partitions() -> list[Partition]:
+    return partitions_of("local", LOCAL, reframe_default_max_jobs())
 
 
 # -- counting ------------------------------------------------------------------
@@ -53,7 +61,7 @@ def test_the_captured_report_is_a_local_quick_dry_run_of_pt2pt_and_matching():
 
 
 def test_jobs_are_the_test_cases_that_run_not_the_skipped_nor_the_local_builds():
-    jobs, failed = plan.jobs_of(REPORT)
+    jobs, failed = jobs_of(REPORT)
     ran = [tc for tc in _cases() if tc["result"] == "pass" and not tc["fixture"]]
     assert failed == []
     assert len(jobs) == len(ran) == 22
@@ -76,7 +84,7 @@ def test_nodes_are_tasks_over_tasks_per_node_under_a_batch_scheduler():
         tc["num_tasks"] = 8192
         tc["num_tasks_per_node"] = 128 if tc["name"].startswith("Pt2pt") else 100
 
-    jobs, _ = plan.jobs_of(_report(slurm))
+    jobs, _ = jobs_of(_report(slurm))
     assert {j.nodes for j in jobs if j.test.startswith("Pt2pt")} == {64}
     assert {j.nodes for j in jobs if j.test.startswith("Matching")} == {82}  # rounded up
 
@@ -86,20 +94,20 @@ def test_a_build_job_counts_when_it_is_not_built_locally():
     for tc in _cases(report):
         if tc["name"].startswith("BenchBuild"):
             tc.update(build_locally=False, build_time_limit=600.0)
-    jobs, _ = plan.jobs_of(report)
+    jobs, _ = jobs_of(report)
     builds = [j for j in jobs if j.kind == "build"]
     assert len(builds) == 6 and all(j.nodes == 1 and j.time_limit == 600.0 for j in builds)
 
 
 def test_a_local_test_submits_nothing():
-    jobs, _ = plan.jobs_of(_report(lambda tc: tc.update(local=True)))
+    jobs, _ = jobs_of(_report(lambda tc: tc.update(local=True)))
     assert jobs == []
 
 
 def test_every_run_of_the_report_counts():
     report = copy.deepcopy(REPORT)
     report["runs"].append(copy.deepcopy(report["runs"][0]))  # --reruns 1
-    assert len(plan.jobs_of(report)[0]) == 44
+    assert len(jobs_of(report)[0]) == 44
 
 
 def test_a_case_that_failed_in_the_dry_run_is_named_and_not_counted(tmp_path):
@@ -109,17 +117,17 @@ def test_a_case_that_failed_in_the_dry_run_is_named_and_not_counted(tmp_path):
         tc.update(result="fail", fail_phase="run", fail_reason="a reference is required")
         if i == 4:
             tc.update(result="abort", fail_phase="setup", fail_reason="boom")
-    jobs, failed = plan.jobs_of(report)
+    jobs, failed = jobs_of(report)
     assert len(jobs) == 17 and len(failed) == 5
-    (note,) = plan.failure_notes(failed)
+    (note,) = failure_notes(failed)
     assert note == ("5 test case(s) failed in the dry-run and are not counted in jobs (a real "
                     "run fails them the same way): 4 x fail in run: a reference is required "
                     f"(e.g. {ran[0]['name']} @cpu+{ran[0]['environ']}); 1 x abort in setup: "
                     f"boom (e.g. {ran[4]['name']} @cpu+{ran[4]['environ']})")
-    assert "1 more, for 1 other reason(s)" in plan.failure_notes(failed, shown=1)[0]
+    assert "1 more, for 1 other reason(s)" in failure_notes(failed, shown=1)[0]
     result = plan.build(_local_partitions(), jobs, failed, {}, tmp_path / "db")
     assert (result.rows[0].jobs, result.rows[0].failed, result.total.failed) == (17, 5, 5)
-    assert result.notes == [note] and plan.render(result)[-1] == f"note: {note}"
+    assert result.notes == [note] and render(result)[-1] == f"note: {note}"
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
@@ -133,7 +141,7 @@ def test_a_field_that_is_not_set_is_an_error_naming_it(field, value, message):
         tc[field] = value
 
     with pytest.raises(SentinelError, match=message):
-        plan.jobs_of(_report(edit))
+        jobs_of(_report(edit))
 
 
 @pytest.mark.parametrize("field", ["num_tasks_per_node", "num_tasks", "time_limit", "job_stdout",
@@ -144,7 +152,7 @@ def test_a_field_missing_from_the_report_is_an_error_naming_it(field):
         del tc[field]
 
     with pytest.raises(SentinelError, match=f"has no field '{field}'"):
-        plan.jobs_of(_report(edit))
+        jobs_of(_report(edit))
 
 
 def test_a_build_without_build_locally_in_the_report_is_an_error():
@@ -153,7 +161,7 @@ def test_a_build_without_build_locally_in_the_report_is_an_error():
         if tc["name"].startswith("BenchBuild"):
             del tc["build_locally"]
     with pytest.raises(SentinelError, match="BenchBuild .* has no field 'build_locally'"):
-        plan.jobs_of(report)
+        jobs_of(report)
 
 
 def test_a_remote_build_without_a_time_limit_is_an_error():
@@ -162,7 +170,7 @@ def test_a_remote_build_without_a_time_limit_is_an_error():
         if tc["name"].startswith("BenchBuild"):
             tc["build_locally"] = False
     with pytest.raises(SentinelError, match="build_time_limit is None"):
-        plan.jobs_of(report)
+        jobs_of(report)
 
 
 # -- configuration ---------------------------------------------------------------
@@ -173,23 +181,23 @@ def test_partitions_take_max_jobs_and_the_budget_from_the_configuration():
     assert (cpu.fullname, cpu.scheduler, cpu.max_jobs, cpu.max_jobs_is_default) == \
         ("local:cpu", "local", 1, False)
     assert cpu.budget is None
-    (p00,) = plan.partitions_of("big_site", [BIG_P00], 8)
+    (p00,) = partitions_of("big_site", [BIG_P00], 8)
     assert (p00.fullname, p00.max_jobs, p00.budget) == \
-        ("big_site:p00", 16, plan.Budget(jobs=100, node_hours=50))
+        ("big_site:p00", 16, Budget(jobs=100, node_hours=50))
 
 
 def test_a_partition_without_max_jobs_gets_reframes_default_and_says_so():
     entry = {k: v for k, v in BIG_P00.items() if k != "max_jobs"}
-    assert plan.reframe_default_max_jobs() == 8
-    (p00,) = plan.partitions_of("big_site", [entry], plan.reframe_default_max_jobs())
+    assert reframe_default_max_jobs() == 8
+    (p00,) = partitions_of("big_site", [entry], reframe_default_max_jobs())
     assert p00.max_jobs == 8 and p00.max_jobs_is_default
 
 
 def test_system_partition_selects_one_partition():
     other = {**BIG_P00, "name": "p01"}
-    assert [p.name for p in plan.partitions_of("big_site:p01", [BIG_P00, other], 8)] == ["p01"]
+    assert [p.name for p in partitions_of("big_site:p01", [BIG_P00, other], 8)] == ["p01"]
     with pytest.raises(SentinelError, match="system big_site has no partition 'p09'"):
-        plan.partitions_of("big_site:p09", [BIG_P00, other], 8)
+        partitions_of("big_site:p09", [BIG_P00, other], 8)
 
 
 @pytest.mark.parametrize("budget", [100, {}, {"jobs": 1, "hours": 2}, {"jobs": "many"},
@@ -197,7 +205,7 @@ def test_system_partition_selects_one_partition():
 def test_a_malformed_budget_is_an_error(budget):
     entry = {**BIG_P00, "extras": {"nightly_budget": budget}}
     with pytest.raises(SentinelError, match=r"partition big_site:p00: extras\['nightly_budget'\]"):
-        plan.partitions_of("big_site", [entry], 8)
+        partitions_of("big_site", [entry], 8)
 
 
 # -- the results database --------------------------------------------------------
@@ -226,15 +234,21 @@ def _store(db: Path, report: dict) -> None:
 
 
 def _session(n: int, time_run: float, only: str = "Pt2ptCheck") -> dict:
-    """The captured report as a session that ran: ``only``'s cases took ``time_run``."""
+    """The captured report as a session that ran: ``only``'s cases took ``time_run``.
+
+    A case that ran has its job's completion time, as in a real session (the
+    dry-run has none): ReFrame's query of the stored test cases selects by it.
+    """
     report = copy.deepcopy(REPORT)
     uuid = f"session-{n}"
     report["session_info"]["uuid"] = uuid
+    done = report["session_info"]["time_start_unix"] + n * 86400 + time_run
     for run in report["runs"]:
         for i, tc in enumerate(run["testcases"]):
             tc["uuid"] = f"{uuid}:{run['run_index']}:{i}"
             ran = tc["name"].startswith(only) and tc["result"] == "pass"
             tc["time_run"] = time_run if ran else None
+            tc["job_completion_time_unix"] = done if ran else None
     return report
 
 
@@ -242,28 +256,30 @@ def test_measured_time_is_the_median_of_the_earlier_runs(tmp_path):
     db = tmp_path / "results.db"
     for n, seconds in enumerate((10.0, 30.0, 11.0)):
         _store(db, _session(n, seconds))
-    jobs, _ = plan.jobs_of(REPORT)
-    measured = plan.history(db, "local", {j.key for j in jobs}).times
+    jobs, _ = jobs_of(REPORT)
+    known = history(db, "local", {j.key for j in jobs})
     pt2pt = {j.key for j in jobs if j.test.startswith("Pt2ptCheck")}
-    assert set(measured) == pt2pt and set(measured.values()) == {11.0}
-    assert plan.history(db, "big_site", {j.key for j in jobs}).times == {}
+    assert set(known.times) == pt2pt and set(known.times.values()) == {11.0}
+    start = REPORT["session_info"]["time_start_unix"]
+    assert set(known.last) == pt2pt and set(known.last.values()) == {start + 2 * 86400 + 11.0}
+    assert history(db, "big_site", {j.key for j in jobs}).times == {}
 
 
 def test_no_database_measures_nothing_and_a_broken_one_is_an_error(tmp_path):
-    jobs, _ = plan.jobs_of(REPORT)
+    jobs, _ = jobs_of(REPORT)
     keys = {j.key for j in jobs}
-    assert plan.history(tmp_path / "absent.db", "local", keys).times == {}
+    assert history(tmp_path / "absent.db", "local", keys).times == {}
     broken = tmp_path / "broken.db"
     broken.write_text("not sqlite")
     with pytest.raises(SentinelError, match="broken.db: not a ReFrame results database"):
-        plan.history(broken, "local", keys)
+        history(broken, "local", keys)
 
 
 # -- the plan ---------------------------------------------------------------------
 
 
 def test_wall_is_the_sum_of_job_times_over_max_jobs_measured_where_known(tmp_path):
-    jobs, failed = plan.jobs_of(REPORT)
+    jobs, failed = jobs_of(REPORT)
     pt2pt = {j.key: 10.0 for j in jobs if j.test.startswith("Pt2ptCheck")}
     result = plan.build(_local_partitions(), jobs, failed, pt2pt, tmp_path / "db")
     (row,) = result.rows
@@ -280,8 +296,8 @@ def test_wall_is_the_sum_of_job_times_over_max_jobs_measured_where_known(tmp_pat
 def _big_site(jobs_per_partition: int, partitions: int = 3) -> plan.Plan:
     """Partitions like big_site's, with that many 4-node 10-minute jobs each."""
     entries = [{**BIG_P00, "name": f"p{n:02d}"} for n in range(partitions)]
-    parts = plan.partitions_of("big_site", entries, 8)
-    jobs = [plan.Job(f"T{i}", p.name, "openmpi", "run", 4, 600.0)
+    parts = partitions_of("big_site", entries, 8)
+    jobs = [Job(f"T{i}", p.name, "openmpi", "run", 4, 600.0)
             for p in parts for i in range(jobs_per_partition)]
     return plan.build(parts, jobs, [], {}, Path("/nowhere/results.db"))
 
@@ -298,13 +314,13 @@ def test_budget_and_totals_across_partitions():
 
 
 def test_a_job_on_a_partition_the_configuration_lacks_is_an_error(tmp_path):
-    jobs = [plan.Job("T", "gpu", "openmpi", "run", 1, 60.0)]
+    jobs = [Job("T", "gpu", "openmpi", "run", 1, 60.0)]
     with pytest.raises(SentinelError, match="partition.s. gpu, which the configuration"):
         plan.build(_local_partitions(), jobs, [], {}, tmp_path)
 
 
 def test_render_is_an_aligned_table_with_a_total_and_the_formula():
-    lines = plan.render(_big_site(296))
+    lines = render(_big_site(296))
     header, *rows = lines[:5]
     assert header.split()[:3] == ["partition", "jobs", "node-hours"]
     assert [r.split()[0] for r in rows] == ["big_site:p00", "big_site:p01", "big_site:p02",
@@ -318,11 +334,11 @@ def test_render_is_an_aligned_table_with_a_total_and_the_formula():
         assert row.index("over budget") == header.index("nightly budget")
         assert row.index("296") + 3 == header.index("jobs") + len("jobs")
     assert any("sum over the jobs of t / max_jobs" in line for line in lines)
-    assert plan.render(_big_site(10))[1].endswith("fits (<= 100 jobs, <= 50 node-hours)")
+    assert render(_big_site(10))[1].endswith("fits (<= 100 jobs, <= 50 node-hours)")
 
 
 def test_json_says_the_same(tmp_path):
-    data = json.loads(json.dumps(plan.as_json(_big_site(296), "big_site", "nightly", [])))
+    data = json.loads(json.dumps(as_json(_big_site(296), "big_site", "nightly", [])))
     p00 = data["partitions"][0]
     assert (p00["partition"], p00["jobs"], p00["max_jobs"], p00["wall_from"]) == \
         ("big_site:p00", 296, 16, "bound")
@@ -332,8 +348,8 @@ def test_json_says_the_same(tmp_path):
 
 
 def test_hms_rounds_up_to_the_second():
-    assert plan.hms(0) == "0:00:00" and plan.hms(59.2) == "0:01:00"
-    assert plan.hms(11100) == "3:05:00" and plan.hms(90061) == "25:01:01"
+    assert hms(0) == "0:00:00" and hms(59.2) == "0:01:00"
+    assert hms(11100) == "3:05:00" and hms(90061) == "25:01:01"
 
 
 def test_the_cli_names_a_missing_extra_configuration(capsys):
@@ -341,91 +357,3 @@ def test_the_cli_names_a_missing_extra_configuration(capsys):
     assert capsys.readouterr().err.strip() == \
         "sentinel plan: -C tests/config/nope.py: no such file"
 
-
-# -- the nightly budget: what waits for a later night -------------------------------
-
-
-def _nightly(costs: dict[str, tuple[int, float, bool]], budget: plan.Budget,
-             last: dict[str, float] | None = None) -> plan.Row:
-    """One partition, a job per test: name -> (nodes, hours, may it wait)."""
-    (part,) = plan.partitions_of("big_site", [{**BIG_P00, "extras": {}}], 8)
-    part = dataclasses.replace(part, budget=budget)
-    jobs = [plan.Job(name, "p00", "openmpi", "run", nodes, hours * 3600, may)
-            for name, (nodes, hours, may) in costs.items()]
-    when = {(name, "p00", "openmpi"): t for name, t in (last or {}).items()}
-    return plan.build([part], jobs, [], {}, Path("/nowhere"), last=when, defer=True).rows[0]
-
-
-def test_within_its_budget_the_nightly_defers_nothing():
-    row = _nightly({"Pt2pt": (1, 1.0, False), "Fabric": (8, 2.0, True)}, plan.Budget(10, 50))
-    assert (row.jobs, row.node_hours, row.deferred, row.over_budget) == (2, 17.0, (), [])
-
-
-def test_over_its_budget_the_least_recently_measured_run_and_the_rest_wait():
-    costs = {"Pt2pt": (1, 4.0, False), "A": (4, 5.0, True), "B": (4, 5.0, True),
-             "C": (2, 5.0, True), "D": (1, 1.0, True)}
-    # 4 + 10 (C) + 20 (B, never measured) + 1 (D) = 35 <= 40; A (20) would make 55
-    row = _nightly(costs, plan.Budget(None, 40), last={"A": 2e9, "C": 1e9, "D": 3e9})
-    assert {d.test for d in row.deferred} == {"A"}
-    assert (row.node_hours, row.over_budget, row.room) == (35.0, [], 36.0)
-    (waiting,) = row.deferred
-    assert waiting.label == "A +openmpi (last measured 2033-05-18, 20.0 node-hours)"
-    (note,) = plan.deferral_notes([row])
-    assert "1 test case(s) deferred" in note and "0.6 nights of the 36.0 node-hours" in note
-    # the next night A is the least recently measured: it runs, then the
-    # cheaper of the others, and B waits
-    row = _nightly(costs, plan.Budget(None, 40), last={"A": 2e9, "B": 4e9, "C": 4e9, "D": 4e9})
-    assert {d.test for d in row.deferred} == {"B"}
-
-
-def test_a_case_that_runs_every_night_is_never_deferred_and_can_break_the_budget():
-    row = _nightly({"Pt2pt": (10, 6.0, False), "A": (1, 1.0, True)}, plan.Budget(None, 50))
-    assert [d.test for d in row.deferred] == ["A"]
-    assert row.over_budget == ["60.0 node-hours > 50"]
-
-
-def test_a_deferrable_case_larger_than_the_room_left_is_named_as_never_running():
-    row = _nightly({"Pt2pt": (1, 20.0, False), "Sweep": (64, 0.5, True)}, plan.Budget(100, 50))
-    (why,) = row.over_budget
-    assert why.startswith("Sweep +openmpi takes 32.0 node-hours; beside the jobs that run "
-                          "every night, 50 leaves 30.0: it can never run")
-
-
-def test_without_the_nightly_nothing_is_deferred():
-    (part,) = plan.partitions_of("big_site", [BIG_P00], 8)
-    jobs = [plan.Job(f"T{i}", "p00", "openmpi", "run", 4, 600.0, True) for i in range(200)]
-    row = plan.build([part], jobs, [], {}, Path("/nowhere")).rows[0]
-    assert row.deferred == () and row.over_budget[0] == "200 jobs > 100"
-
-
-def test_the_deferral_file_is_what_the_checks_read():
-    # A never ran, B ran: A goes first whatever the night's order among equals
-    row = _nightly({"A": (4, 5.0, True), "B": (4, 5.0, True)}, plan.Budget(None, 30),
-                   last={"B": 1e9})
-    written = plan.deferral_file(plan.Plan([row], row, [], Path("/nowhere")))
-    assert written == {"big_site:p00": [{"test": "B", "environ": "openmpi"}]}
-
-
-def test_night_after_night_every_deferrable_case_runs_though_the_work_is_over_the_budget():
-    # Every night: pt2pt (10 node-hours, every night), 6 whole-partition
-    # sweeps of 20 (deferrable), and that night's share of a 7-night
-    # rotation, 20 cases of 3: 190 node-hours against 50. The least recently
-    # measured first (a new order each night among equals) keeps every night
-    # within the budget and runs each sweep and each rotating case within
-    # four weeks; the most recently measured first would never run some.
-    (part,) = plan.partitions_of("big_site", [{**BIG_P00, "extras": {}}], 8)
-    part = dataclasses.replace(part, budget=plan.Budget(None, 50))
-    every = [plan.Job("Pt2pt", "p00", "openmpi", "run", 1, 10 * 3600.0)]
-    every += [plan.Job(f"Sweep{i}", "p00", "openmpi", "run", 20, 3600.0, True) for i in range(6)]
-    last: dict = {}
-    for night in range(28):
-        turn = [plan.Job(f"R{night % 7}.{k}", "p00", "openmpi", "run", 3, 3600.0, True)
-                for k in range(20)]
-        row = plan.build([part], every + turn, [], {}, Path("/nowhere"), last=last, defer=True,
-                         night=night).rows[0]
-        assert row.node_hours <= 50 and row.over_budget == []
-        waiting = {d.test for d in row.deferred}
-        last.update({j.key: float(night) for j in every + turn
-                     if j.deferrable and j.test not in waiting})
-    assert {key[0] for key in last} == {f"Sweep{i}" for i in range(6)} | \
-        {f"R{n}.{k}" for n in range(7) for k in range(20)}

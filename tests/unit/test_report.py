@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 import sentinel.results.report as report_pkg
-from sentinel.results.report import load, tables
-from sentinel.results.report.load import Inputs, Variable, cases_of, load_reports
+from sentinel.results.report import files, history, tables
+from sentinel.results.report.files import load_reports
+from sentinel.results.report.load import Inputs, Variable, cases_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "run-report-slurm-two.json"
 
@@ -160,7 +161,7 @@ def test_a_file_cut_anywhere_is_called_truncated(tmp_path, cut):
     path = tmp_path / "cut.json"
     path.write_text(cut)
     with pytest.raises(ValueError, match=f"^{path}: truncated at line "):
-        load._json_file(path)
+        files.json_file(path)
 
 
 def test_a_syntax_error_before_the_end_is_not_called_truncated(tmp_path):
@@ -168,31 +169,31 @@ def test_a_syntax_error_before_the_end_is_not_called_truncated(tmp_path):
     path.write_text('{"runs": [{"a": 1,, "b": "a string that runs to the end')
     with pytest.raises(ValueError, match=f"^{path}: not valid JSON at line 1, column 19 "
                                          r"\(Expecting property name"):
-        load._json_file(path)
+        files.json_file(path)
 
 
 def test_a_database_that_is_not_one_is_named(tmp_path):
     db = tmp_path / "results.db"
     db.write_text("not sqlite")
     inputs = Inputs()
-    load.load_history(db, inputs)
+    history.load_history(db, inputs)
     assert inputs.problems == [f"{db}: not a ReFrame results database "
                                "(file is not a database)"]
 
 
 def test_trends_need_two_sessions_and_follow_the_headline_variables():
-    from sentinel.results.report import plots
+    from sentinel.results.report.figures import trends
 
     report = _report()
     first = (dict(report["session_info"], time_start_unix=1.7e9), cases_of(report, "a"))
-    assert plots.trends([first]) == []  # one session is a point, not a trend
+    assert trends.draw([first]) == []  # one session is a point, not a trend
     second = (dict(report["session_info"], time_start_unix=1.7e9 + 86400), cases_of(report, "b"))
-    titles = [t for t, uri in plots.trends([first, second]) if uri.startswith("data:image/png")]
+    titles = [t for t, uri in trends.draw([first, second]) if uri.startswith("data:image/png")]
     # a figure per partition, environment and check; a panel per headline variable
     assert titles == [f"{check} headline variables over 2 stored sessions, {env} on "
                       "local:slurm-two" for env in ("mpich", "openmpi")
                       for check in ("MatchingCheck", "Pt2ptCheck")]
-    variables = plots._trend_variables([first, second])
+    variables = trends._trend_variables([first, second])
     assert {"bw_peak", "latency_8B", "match_time_tag"} <= {
         name for per in variables.values() for name in per}
     assert not any("bw_1024B" in per for per in variables.values())
@@ -218,21 +219,21 @@ def test_unresolved_values_are_listed_with_why_never_as_numbers():
 
 
 def test_series_over_process_counts_are_drawn_against_the_count():
-    from sentinel.results.report import plots
+    from sentinel.results.report.figures import scaling
 
     net = json.loads((DATA.parent / "run-report-slurm-net.json").read_text())
     cases = cases_of(net, "net.json")
-    lines = plots._scaling_lines(next(c for c in cases if c.check == "CollectivesCheck"))
+    lines = scaling._scaling_lines(next(c for c in cases if c.check == "CollectivesCheck"))
     assert len(lines) == 7 * 2 + 1  # per operation and size; the barrier
     assert sorted(lines["allreduce_latency_8B_P*"]) == [1, 2, 4]
-    assert sorted(plots._scaling_lines(next(c for c in cases if c.check == "RingCheck"))
+    assert sorted(scaling._scaling_lines(next(c for c in cases if c.check == "RingCheck"))
                   ["lap_N*"]) == [1, 2, 4]
-    titles = [t for t, uri in plots.scaling(cases) if uri.startswith("data:image/png")]
+    titles = [t for t, uri in scaling.draw(cases) if uri.startswith("data:image/png")]
     assert titles == ["CollectivesCheck against the process count, intelmpi on local:slurm-net",
                       "RingCheck against the process count, openmpi on local:slurm-net"]
-    panels = plots._scaling_panels(next(c for c in cases if c.check == "CollectivesCheck"))
+    panels = scaling._scaling_panels(next(c for c in cases if c.check == "CollectivesCheck"))
     assert sorted(panels["allreduce_latency"]) == ["65536B", "8B"]  # a line per size
-    assert plots.scaling(cases_of(_report(), "r.json")) == []  # two ranks: no series
+    assert scaling.draw(cases_of(_report(), "r.json")) == []  # two ranks: no series
 
 
 NIGHTLY_MATCHING = DATA.parent / "run-report-matching-nightly.json"
@@ -242,20 +243,21 @@ def test_matching_values_show_their_interval_or_their_bound_never_a_bare_negativ
     # MatchingCheck with the nightly parameters over ob1-vader, Open MPI's
     # ucx-sm and MPICH's ucx-sm (tests/data/run-report-matching-nightly.json,
     # a real run report with the other test cases left out)
-    from sentinel.results.report import html, plots
+    from sentinel.results.report import html
+    from sentinel.results.report.figures import matching
 
     cases = cases_of(json.loads(NIGHTLY_MATCHING.read_text()), "m.json")
     ob1 = next(c for c in cases if c.transport == "ob1-vader")
     tag = ob1.variables["match_time_tag"]
     assert tag.unit == "ns" and tag.interval[0] < tag.value < tag.interval[1]
     assert ob1.extra["queue_evidence"]["umq"].startswith("per-communicator: tag M = ")
-    table = html._queue_models(cases)
+    table = "\n".join(cell for row in html._queue_models(cases) for cell in row)
     assert f"match_time_tag = {html.value_text(tag)}" in table
     ucx = next(c for c in cases if c.transport == "ucx-sm" and c.environ == "openmpi")
     assert "match_time_tag" not in ucx.variables
-    assert "match_time_tag unresolved: &lt; " in table
+    assert "match_time_tag unresolved: < " in table
     assert not re.search(r"= -\d", table)  # no negative time anywhere
-    assert [t for t, _ in plots.matching(cases)] == [
+    assert [t for t, _ in matching.draw([c for c in cases if c.check == "MatchingCheck"])] == [
         f"MatchingCheck matching time per queue element, {env} on local:cpu"
         for env in ("mpich", "openmpi")]
 

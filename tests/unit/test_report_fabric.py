@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 
 import sentinel.results.report as report_pkg
-from sentinel.results.report import plots, tables
+from sentinel.results.report import tables
+from sentinel.results.report.figures import fabric
 from sentinel.results.report.load import cases_of
 from tests.conftest import DATA
 
@@ -23,8 +24,8 @@ def _cases(name: str):
 
 
 def test_every_fabric_mode_gets_its_figure():
-    titles = [t for t, uri in plots.fabric(_cases("run-report-fabric-clean.json"))
-              if uri.startswith("data:image/png;base64,")]
+    cases = [c for c in _cases("run-report-fabric-clean.json") if c.check == "FabricCheck"]
+    titles = [t for t, uri in fabric.draw(cases) if uri.startswith("data:image/png;base64,")]
     assert len(titles) == 4
     # the modes other than the pair sweep: a figure per mode, a panel per transport
     assert set(titles[1:]) == {f"FabricCheck {mode}, intelmpi on local:slurm-net" for mode in (
@@ -36,10 +37,10 @@ def test_every_fabric_mode_gets_its_figure():
 def test_the_heatmaps_mark_what_the_sweep_named():
     case = next(c for c in _cases("run-report-fabric-link.json") if c.check == "FabricCheck")
     assert case.result == "fail"
-    assert plots._named(case.extra["outliers"], "bandwidth") == (
+    assert fabric._named(case.extra["outliers"], "bandwidth") == (
         set(), {("m1", "m3"), ("m3", "m1")})
-    assert plots._named(case.extra["outliers"], "latency") == (set(), set())
-    (title, _), = plots.fabric([case])
+    assert fabric._named(case.extra["outliers"], "latency") == (set(), set())
+    (title, _), = fabric.draw([case])
     assert ": link m1 <-> m3: bandwidth " in title and title.endswith("both nodes fine")
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from sentinel.results import cli
-from sentinel.results.report.load import Inputs, cases_of, load_history, load_reports
+from sentinel.results.report.files import load_reports
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs, cases_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "run-report-slurm-two.json"
 #: The display name of the fourth test case of DATA (the one the cases below break).

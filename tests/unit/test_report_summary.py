@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from sentinel.results import changes
 from sentinel.results.report import summary
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 from sentinel.results.report.tables import acceptance
 from tests.conftest import DATA
 

@@ -36,6 +36,7 @@ _VARIABLES = (
 SPEC = CheckSpec(
     checks=("CollectivesCheck", "CollectivesSourceCheck", "CollectivesSpackCheck"),
     variables=_VARIABLES,
+    figures="scaling",
 )
 
 #: OSU's collective programs and the operation each measures.
@@ -48,6 +49,7 @@ OSU_PROGRAMS = {"osu_barrier": "barrier", "osu_bcast": "bcast", "osu_scatter": "
 OSU_SPEC = CheckSpec(
     checks=("OsuCollectivesCheck", "OsuCollectivesSourceCheck", "OsuCollectivesSpackCheck"),
     variables=_VARIABLES,
+    figures="scaling",
 )
 
 

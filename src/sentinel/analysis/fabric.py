@@ -47,6 +47,7 @@ SEPARATED_P = 0.002
 SPEC = CheckSpec(
     checks=("FabricCheck",),
     levels=(Level("mode", MODES),),
+    figures="fabric",
     variables=(
         PerfVar("pair_bw_median", "MB/s", HIGHER, "median of the node medians of pair "
                 "bandwidth: the partition's level", headline={}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sentinel.analysis.fits import median_coverage
 from sentinel.analysis.variables import COVERAGE, LOWER, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import THREAD_LEVELS
+from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 #: The benchmark's modes and benchmarks.
@@ -43,6 +43,7 @@ COLLECTIVES_SPEC = CheckSpec(
 #: What BarrierSplitCheck reports, indexed by mode.
 SPLITS_SPEC = CheckSpec(
     checks=("BarrierSplitCheck",),
+    figures="scaling",
     variables=(
         PerfVar("barrier_R{ranks}", "s", LOWER, "seconds per barrier of the whole node at "
                 "this many ranks, the node's other cores their threads", headline={},

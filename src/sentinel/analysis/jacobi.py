@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sentinel.analysis.fits import median_coverage, median_interval
 from sentinel.analysis.variables import HIGHER, LOWER, NEUTRAL, CheckSpec, Level, PerfVar, Values
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import THREAD_LEVELS
+from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 #: The benchmark's modes.
@@ -29,6 +29,7 @@ PHASES = ("jacobi", "halo", "delta", "other")
 #: What JacobiCheck reports per N of its series, indexed by mode and threads per rank.
 SPEC = CheckSpec(
     checks=("JacobiCheck",),
+    figures="jacobi",
     variables=(
         PerfVar("t_{phase}_N{n}", "s", LOWER, "seconds per iteration in one phase, or the sweep",
                 choices={"phase": (*PHASES, "sweep")}),

@@ -16,6 +16,7 @@ _QUEUE = {"queue": ("umq", "prq"), **_ALG}
 #: What MatchingCheck reports.
 SPEC = CheckSpec(
     checks=("MatchingCheck",),
+    figures="matching",
     variables=(
         PerfVar("match_time_{alg}", "ns", LOWER,
                 "M: time of one unsuccessful match, fitted over the batch sizes",

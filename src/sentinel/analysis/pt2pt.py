@@ -26,6 +26,7 @@ BANDWIDTH_RANGE = (None, 1.0e7)
 #: What Pt2ptCheck reports.
 SPEC = CheckSpec(
     checks=("Pt2ptCheck",),
+    figures="curves",
     variables=(
         PerfVar("latency_{size}B", "us", LOWER,
                 "standard-mode half round trip, median of the samples",

@@ -12,6 +12,7 @@ from sentinel.parsers.sentinel_output import BenchOutput
 #: What RingCheck reports, per N of its series and for the whole series.
 SPEC = CheckSpec(
     checks=("RingCheck",),
+    figures="scaling",
     variables=(
         PerfVar("lap_N{n}", "us", LOWER, "microseconds per lap of the N-rank ring (median of "
                 "the repetitions, the slowest rank's)", headline={}, scaling="n"),

@@ -18,6 +18,7 @@ _IMB_TIMED = tuple(b.lower() for b in IMB_BENCHMARKS if b not in ("PingPong", "B
 #: What ImbCheck (and its variants on other builds of IMB) reports.
 IMB_SPEC = CheckSpec(
     checks=("ImbCheck", "ImbSourceCheck", "ImbSpackCheck"),
+    figures="curves",
     variables=(
         PerfVar("pingpong_latency_{size}B", "us", LOWER, "PingPong half round trip (t[usec])",
                 headline={"size": "8"}, curve="latency"),
@@ -108,6 +109,7 @@ def osu_options(program: str, max_size: int, max_size_collective: int, iteration
 #: references have one more level, the benchmark.
 OSU_SPEC = CheckSpec(
     checks=("OsuCheck", "OsuSourceCheck", "OsuSpackCheck"),
+    figures="curves",
     variables=(
         PerfVar("latency_{size}B", "us", LOWER, "average latency (osu_latency: one way)",
                 headline={"size": "8"}, curve="latency"),

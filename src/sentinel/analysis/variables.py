@@ -172,6 +172,11 @@ class CheckSpec:
     checks: tuple[str, ...]
     variables: tuple[PerfVar, ...]
     levels: tuple[Level, ...] = ()
+    #: The report's figure family for these checks, by name (``curves``,
+    #: ``scaling``, ``matching``...), which the report maps to its drawing:
+    #: a name, so that this layer imports nothing of the report's. "" for
+    #: none: the tables and trends only.
+    figures: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "variables", (*self.variables, *HOST_VARIABLES))

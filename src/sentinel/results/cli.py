@@ -48,10 +48,12 @@ from pathlib import Path
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
-from sentinel.results.report.load import Inputs, load_history
+from sentinel.results.plan import cost, dry_run, output, partitions
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sentinel", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("calibrate", help="write a partition's references from repeated runs")
@@ -291,24 +293,25 @@ def plan_command(args: argparse.Namespace) -> int:
         raise SentinelError(f"--defer {args.defer}: the budget is the nightly's; plan it "
                             "with --mode nightly")
     with tempfile.TemporaryDirectory(prefix="sentinel-plan-") as tmp:
-        entries, dry_run = _plan_reframe(args, Path(tmp))
-    if plan.cases_in(dry_run) == 0:
+        entries, dry = _plan_reframe(args, Path(tmp))
+    if dry_run.cases_in(dry) == 0:
         raise SentinelError("the selection matched no test case")
-    partitions = plan.partitions_of(args.system, entries, plan.reframe_default_max_jobs())
-    jobs, failed = plan.jobs_of(dry_run)
+    parts = partitions.partitions_of(args.system, entries,
+                                     partitions.reframe_default_max_jobs())
+    jobs, failed = dry_run.jobs_of(dry)
     db = args.db or results_db()
-    system = partitions[0].system
-    known = plan.history(db, system, {j.key for j in jobs})
+    system = parts[0].system
+    known = cost.history(db, system, {j.key for j in jobs})
     nightly = args.mode == "nightly"
-    the_plan = plan.build(partitions, jobs, failed, known.times, db, last=known.last,
+    the_plan = plan.build(parts, jobs, failed, known.times, db, last=known.last,
                           defer=nightly)
     if args.defer:
-        args.defer.write_text(json.dumps(plan.deferral_file(the_plan), indent=1) + "\n")
+        args.defer.write_text(json.dumps(output.deferral_file(the_plan), indent=1) + "\n")
     if args.json:
         selection = [a for a in args.selection if a != "--"]
-        print(json.dumps(plan.as_json(the_plan, system, args.mode, selection), indent=2))
+        print(json.dumps(output.as_json(the_plan, system, args.mode, selection), indent=2))
     else:
-        print("\n".join(plan.render(the_plan)))
+        print("\n".join(output.render(the_plan)))
     over = any(row.over_budget for row in the_plan.rows)
     return 1 if failed or (nightly and over) else 0
 
@@ -348,7 +351,7 @@ _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": p
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sentinel`` command."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
     except SentinelError as err:

@@ -21,13 +21,22 @@ up (to learn whether Slurm takes ``--cpus-per-task`` on steps): 40 ms a test
 case, a third of dry-running the quick mode on a 10-partition site (10.7 of
 30.5 s per partition under cProfile). Here it runs once per process and
 every later launcher starts from what the first one found.
+
+Each patch is installed (:func:`install`, called once by
+:mod:`sentinel.rfm.base`) only over the ReFrame function whose source it was
+written against (:data:`PATCHED`, a digest of each): a ReFrame whose
+function differs keeps its own, and ``tests/unit/test_reframe_fixes.py``
+fails, naming it.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import inspect
 import logging
 import warnings
+from collections.abc import Callable
 
 import reframe.core.fields as rfm_fields
 import reframe.core.launchers.mpi as rfm_launchers
@@ -81,12 +90,49 @@ def srun_launcher_init(self: rfm_launchers.SrunLauncher) -> None:
     vars(self).update(copy.deepcopy(_srun_state))
 
 
-def install() -> None:
-    """Use this module's functions where ReFrame calls its own."""
-    for module in (rfm_fields, rfm_variables):
-        if getattr(module, "user_deprecation_warning", None) is _REFRAME_WARNING:
-            module.user_deprecation_warning = user_deprecation_warning
-    if _FORMATTER.formatMessage is _REFRAME_FORMAT:
-        _FORMATTER.formatMessage = format_message
-    if rfm_launchers.SrunLauncher.__init__ is _SRUN_INIT:
-        rfm_launchers.SrunLauncher.__init__ = srun_launcher_init
+#: The ReFrame functions patched, by name: the digest of the source each patch
+#: was written against (ReFrame 4.10.4), and what the patch relies on besides
+#: (``CheckFieldFormatter.__init__`` sets the private fields format_message reads).
+PATCHED: dict[str, tuple[Callable, str]] = {
+    "reframe.core.warnings.user_deprecation_warning": (_REFRAME_WARNING, "6eb33cb3c9a98461"),
+    "reframe.core.logging.CheckFieldFormatter.formatMessage": (_REFRAME_FORMAT,
+                                                               "377bb58e507bdd94"),
+    "reframe.core.logging.CheckFieldFormatter.__init__": (_FORMATTER.__init__,
+                                                          "3ff46a53e262e1d1"),
+    "reframe.core.launchers.mpi.SrunLauncher.__init__": (_SRUN_INIT, "886462b03a72cb4c"),
+}
+
+
+def digest(function: Callable) -> str:
+    """The first 16 hex digits of the SHA-256 of ``function``'s source."""
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
+
+
+def changed() -> list[str]:
+    """The patched ReFrame functions whose source is not the one the patches were written for."""
+    return [name for name, (function, known) in PATCHED.items() if digest(function) != known]
+
+
+def install() -> list[str]:
+    """Use this module's functions where ReFrame calls its own; the patches installed.
+
+    A patch whose ReFrame function (or what it relies on) changed is left out.
+    """
+    differ = changed()
+    ok = {name for name in PATCHED if name not in differ}
+    installed = []
+    if "reframe.core.warnings.user_deprecation_warning" in ok:
+        for module in (rfm_fields, rfm_variables):
+            if getattr(module, "user_deprecation_warning", None) is _REFRAME_WARNING:
+                module.user_deprecation_warning = user_deprecation_warning
+        installed.append("user_deprecation_warning")
+    if {"reframe.core.logging.CheckFieldFormatter.formatMessage",
+            "reframe.core.logging.CheckFieldFormatter.__init__"} <= ok:
+        if _FORMATTER.formatMessage is _REFRAME_FORMAT:
+            _FORMATTER.formatMessage = format_message
+        installed.append("formatMessage")
+    if "reframe.core.launchers.mpi.SrunLauncher.__init__" in ok:
+        if rfm_launchers.SrunLauncher.__init__ is _SRUN_INIT:
+            rfm_launchers.SrunLauncher.__init__ = srun_launcher_init
+        installed.append("SrunLauncher.__init__")
+    return installed

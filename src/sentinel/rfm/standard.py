@@ -177,16 +177,14 @@ def build_variants(check: type, release_build: type, spack_build: type,
     (registered where an environment offers Spack: :func:`spack_test`).
     """
     stem = check.__name__.removesuffix("Check")
-    source = make_test(
-        f"{stem}SourceCheck", (FromRelease, check),
-        {"suite_build": fixture(release_build, scope="environment"),
-         "__doc__": f"{check.__name__} on {suite} built from its release tarball, "
-                    "where no prebuilt one is found."},
-        module=check.__module__)
-    spack = make_test(
-        f"{stem}SpackCheck", (FromSpack, check),
-        {"suite_build": fixture(spack_build, scope="environment"),
-         "__doc__": f"{check.__name__} on {suite} installed from the environment's "
-                    "Spack environment."},
-        module=check.__module__)
+    source, spack = (
+        make_test(f"{stem}{kind}Check", (plugin, check),
+                  {"suite_build": fixture(build, scope="environment"),
+                   "__doc__": f"{check.__name__} on {suite} {how}."},
+                  module=check.__module__)
+        for kind, plugin, build, how in (
+            ("Source", FromRelease, release_build,
+             "built from its release tarball, where no prebuilt one is found"),
+            ("Spack", FromSpack, spack_build,
+             "installed from the environment's Spack environment")))
     return rfm.simple_test(source), spack_test(spack)

@@ -12,8 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sentinel.results import changes
-from sentinel.results.report import html, plots, summary, tables
-from sentinel.results.report.load import Inputs, load_history, load_reports
+from sentinel.results.report import html, summary, tables
+from sentinel.results.report.figures import by_check
+from sentinel.results.report.files import load_reports
+from sentinel.results.report.history import load_history
+from sentinel.results.report.load import Inputs
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ def _write(inputs: Inputs, out_dir: Path) -> Written:
     all_rows = tables.rows(inputs.cases)
     acc = tables.acceptance(inputs.cases)
     found = changes.find(inputs.history)
-    figures = plots.by_check(inputs.cases, inputs.history, found)
+    figures = by_check(inputs.cases, inputs.history, found)
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",

@@ -1,70 +1,27 @@
-"""Read ReFrame's JSON run reports and its results database for the report.
+"""A run report's test cases as the report reads them: :class:`Case` and its variables.
 
-A file that cannot be used is not fatal: its problem is recorded with the
-file's name (and the line, for broken JSON or bytes that are not UTF-8, or
-the field of the wrong type) and the report is built from the rest. Results
-already in the other files are never lost. A newest session that ran no test
-case is recorded as an error of the run (see :func:`newest_ran_nothing`).
+:func:`cases_of` turns a run report (a file, or a session stored in the
+results database) into the last attempt of each of its test cases; what
+is of the wrong shape is a ValueError naming the field
+(:mod:`~sentinel.results.report.shape`). :class:`Inputs` gathers the cases
+of the run reports read (:mod:`~sentinel.results.report.files`) and of the
+stored sessions (:mod:`~sentinel.results.report.history`).
 """
 
 from __future__ import annotations
 
 import functools
-import gc
-import json
-import multiprocessing
-import os
 import re
-import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-import msgspec
 
 from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
 from sentinel.errors import SentinelError
 from sentinel.results import provenance
+from sentinel.results.report.shape import checked_session, expect, is_number
 from sentinel.results.verdicts import attempts, earlier
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
 _ENTRY_LEN = 6
-
-#: What may follow a JSON error at the end of a file cut short: nothing, or
-#: the start of one token (a string reaching the end, a number, a literal).
-_CUT_TOKEN = re.compile(r'\s*(?:"(?:[^"\\]|\\.)*\\?'   # a string up to the end
-                        r'|[-+.0-9eE]*|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?)\s*', re.S)
-
-#: The fields every test case has, as strings.
-_REQUIRED = ("name", "system", "partition", "environ", "result")
-
-#: JSON's words for the type of each value that ``json.loads`` returns (bool before number).
-_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
-    (bool, "a boolean"), ((int, float), "a number"), (str, "a string"),
-    (list, "a list"), (dict, "an object"), (type(None), "null"))
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-#: What a field must be, and the test of it.
-_KINDS: dict[str, Callable[[object], bool]] = {
-    "a list": lambda v: isinstance(v, list),
-    "an object": lambda v: isinstance(v, dict),
-    "a string": lambda v: isinstance(v, str),
-    "a number or null": lambda v: v is None or _is_number(v),
-}
-
-
-def _expect(value: object, kind: str, what: str) -> None:
-    """Raise ValueError "<what> must be <kind>, got <what value is>" unless it is."""
-    if not _KINDS[kind](value):
-        got = next((name for t, name in _JSON_TYPES if isinstance(value, t)),
-                   type(value).__name__)
-        raise ValueError(f"{what} must be {kind}, got {got}")
-
 
 #: Units of time in seconds, to compare values stored in different ones.
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -219,7 +176,7 @@ def _variable(check: str, key: str, entry: object, where: str,
                          "[value, reference, lower, upper, unit, result]")
     value, ref, lower, upper, unit, result = entry
     for what, number in zip(("value", "reference", "lower", "upper"), entry):
-        if number is not None and not _is_number(number):
+        if number is not None and not is_number(number):
             raise ValueError(f"{where}: performance value {key!r} has {what} {number!r}")
     name = key.split(":", 2)[-1]
     return Variable(name, value, float(ref or 0), lower, upper, str(unit or ""),
@@ -231,10 +188,10 @@ def _intervals(raw: object, where: str) -> dict[str, tuple[float, float]]:
     """The test case's ``intervals`` field (absent in older reports: none)."""
     if raw is None:
         return {}
-    _expect(raw, "an object", f"{where}: 'intervals'")
+    expect(raw, "an object", f"{where}: 'intervals'")
     out = {}
     for name, pair in raw.items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(map(_is_number, pair))):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(map(is_number, pair))):
             raise ValueError(f"{where}: 'intervals': {name!r} is not [low, high], got {pair!r}")
         out[name] = (float(pair[0]), float(pair[1]))
     return out
@@ -244,45 +201,13 @@ def _coverage(raw: object, where: str) -> dict[str, float]:
     """The test case's ``interval_coverage`` field (absent in older reports: all 95 %)."""
     if raw is None:
         return {}
-    _expect(raw, "an object", f"{where}: 'interval_coverage'")
+    expect(raw, "an object", f"{where}: 'interval_coverage'")
     for name, value in raw.items():
-        if not (_is_number(value) and 0 < value < 1):
+        if not (is_number(value) and 0 < value < 1):
             raise ValueError(f"{where}: 'interval_coverage': {name!r} is {value!r}, not a "
                              "probability")
     return {name: float(value) for name, value in raw.items()}
 
-
-def _check_testcase(tc: object, where: str, source: str) -> None:
-    """ValueError unless ``tc`` is an object with the fields every test case has."""
-    _expect(tc, "an object", where)
-    for key in _REQUIRED:
-        if key not in tc:
-            raise ValueError(f"{source}: a test case lacks {key!r} (a partial run report?)")
-        _expect(tc[key], "a string", f"{where}: {key!r}")
-    if "display_name" in tc:
-        _expect(tc["display_name"], "a string", f"{where}: 'display_name'")
-
-
-def _session(report: object, source: str) -> dict:
-    """The session of a run report whose runs and test cases have the right types.
-
-    ValueError names the first field of the wrong type (``'runs' must be a
-    list, got an object``), so that no malformed report reaches the code
-    that reads it.
-    """
-    if not isinstance(report, dict) or "runs" not in report or "session_info" not in report:
-        raise ValueError(f"{source}: not a ReFrame run report (no 'session_info' and 'runs')")
-    session, runs = report["session_info"], report["runs"]
-    _expect(session, "an object", f"{source}: 'session_info'")
-    _expect(session.get("time_start_unix"), "a number or null",
-            f"{source}: session_info: 'time_start_unix'")
-    _expect(runs, "a list", f"{source}: 'runs'")
-    for i, run in enumerate(runs):
-        _expect(run, "an object", f"{source}: runs[{i}]")
-        _expect(run.get("testcases", []), "a list", f"{source}: runs[{i}]: 'testcases'")
-        for j, tc in enumerate(run.get("testcases", [])):
-            _check_testcase(tc, f"{source}: runs[{i}].testcases[{j}]", source)
-    return session
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -299,7 +224,7 @@ def _headline(check: str, key: str) -> bool:
 
 
 def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> Case:
-    """One test case (checked by :func:`_session`) with its variables.
+    """One test case (its shape checked by :func:`cases_of`) with its variables.
 
     ``headline_only``: only the headline variables (a stored session: the
     trends and change points read no other).
@@ -308,9 +233,9 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
     check = tc["name"].split()[0]
     where = f"{source}: test case {name}"
     perfvalues = tc.get("perfvalues") or {}
-    _expect(perfvalues, "an object", f"{where}: 'perfvalues'")
+    expect(perfvalues, "an object", f"{where}: 'perfvalues'")
     completed = tc.get("job_completion_time_unix")
-    _expect(completed, "a number or null", f"{where}: 'job_completion_time_unix'")
+    expect(completed, "a number or null", f"{where}: 'job_completion_time_unix'")
     variables = {}
     intervals = _intervals(tc.get("intervals"), where)
     coverage = _coverage(tc.get("interval_coverage"), where)
@@ -339,7 +264,7 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
 
 def cases_of(report: dict, source: str, headline_only: bool = False) -> list[Case]:
     """The last attempt of each test case of a run report; ValueError names what is wrong."""
-    session = _session(report, source)
+    session = checked_session(report, source)
     tried = attempts(report)
     last = [tries[-1] for tries in tried]
     cases = [_case(tc, session, source, headline_only) for tc in last]
@@ -389,246 +314,8 @@ class _DependencyReasons:
         deps = tc.get("dependencies_actual") or []
         where = f"{self.source}: test case {tc.get('display_name', tc['name'])}: " \
                 "'dependencies_actual'"
-        _expect(deps, "a list", where)
+        expect(deps, "a list", where)
         if not all(isinstance(d, list) and len(d) == 3 and all(isinstance(x, str) for x in d)
                    for d in deps):
             raise ValueError(f"{where} must be a list of [name, system:partition, environ]")
         return [self.by_name[tuple(d)] for d in deps if tuple(d) in self.by_name]
-
-
-def _utf8(data: bytes, where: str) -> str:
-    """``data`` decoded; ValueError names the first byte that is not UTF-8, and its line."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        utf16 = "; a UTF-16 file?" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise ValueError(f"{where}: not UTF-8 text: byte 0x{data[err.start]:02x} at line "
-                         f"{line} (offset {err.start}{utf16})") from None
-
-
-def _parse(text: str, where: str) -> Any:
-    """The JSON value of ``text``; ValueError says where it is truncated or broken.
-
-    msgspec first (several times faster on a site's reports of tens of MB);
-    what it refuses (NaN, a syntax error, deep nesting) is decoded again by
-    the standard library, whose errors say where.
-    """
-    try:
-        return msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError):
-        pass
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        what = "truncated" if _CUT_TOKEN.fullmatch(text, err.pos) else "not valid JSON"
-        raise ValueError(f"{where}: {what} at line {err.lineno}, column {err.colno} "
-                         f"({err.msg})") from None
-    except RecursionError:
-        raise ValueError(f"{where}: nested too deeply to be a run report") from None
-
-
-def _json_file(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise ValueError(f"{path}: cannot be read ({err.strerror})") from None
-    text = _utf8(data, str(path))
-    if not text.strip():
-        raise ValueError(f"{path}: empty file")
-    return _parse(text, str(path))
-
-
-def newest_ran_nothing(read: list[tuple[Path, dict, int]]) -> list[str]:
-    """The error of a newest session that ran no test case, if it did not.
-
-    ``read`` holds each run report that could be used, with its session and
-    its number of test cases, in the order given. "The run" is the newest
-    of them: the latest ``time_start_unix`` (the later one given on a tie or
-    without times), so ``sentinel report reports/run-report-*.json`` judges
-    the last session whatever the order of the names, and the default (the
-    newest file alone) judges that one. Its session ran no test case when
-    ReFrame's selection matched nothing ("Ran 0/0 test case(s)", exit 0):
-    nothing was measured, and that must not pass as a clean run. An older
-    session that ran nothing is no error: the newer ones replace it.
-    """
-    if not read:
-        return []
-    times = [float(session.get("time_start_unix") or 0) for _, session, _ in read]
-    path, _, count = read[max(range(len(read)), key=lambda i: (times[i], i))]
-    if count:
-        return []
-    return [f"{path}: the session ran no test case: the selection matched nothing "
-            "(nothing was measured)"]
-
-
-def load_reports(paths: list[Path], inputs: Inputs) -> None:
-    """Add the test cases of each run report; later sessions replace earlier ones.
-
-    A report that cannot be used goes to ``inputs.problems``; a newest
-    session that ran nothing to ``inputs.errors`` (:func:`newest_ran_nothing`).
-    """
-    latest: dict[tuple[str, str, str, str], Case] = {}
-    read: list[tuple[Path, dict, int]] = []
-    for path in paths:
-        inputs.files.append(str(path))
-        try:
-            report = _json_file(path)
-            cases = cases_of(report, str(path))
-        except ValueError as err:
-            inputs.problems.append(str(err))
-            continue
-        inputs.sessions.append(report["session_info"])
-        read.append((path, report["session_info"], len(cases)))
-        for case in cases:
-            latest[(case.name, case.system, case.partition, case.environ)] = case
-            inputs.problems.extend(
-                f"{path}: test case {case.name}: {case.check} declares no performance "
-                f"variable {name!r} (a run report of another version of the suite?)"
-                for name, var in case.variables.items() if var.decl is None)
-    inputs.cases.extend(latest.values())
-    inputs.errors.extend(newest_ran_nothing(read))
-
-
-def _label(value: object) -> str:
-    """A database value as text to name it by (bytes that are not UTF-8 replaced)."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-#: The fields of a stored test case that the report reads (:func:`_case`,
-#: :func:`last_attempts`); a stored session's other fields are most of its bytes.
-_READ = ("name", "display_name", "unique_name", "system", "partition", "environ", "result",
-         "perfvalues", "intervals", "interval_coverage", "job_completion_time_unix",
-         "provenance", "transport", "mapping", "fail_reason", "skip_reason", "queue_model",
-         "queue_evidence", "mpi_linkage", "unresolved", "fabric_pairs", "outliers",
-         "dependencies_actual")
-
-_StoredCase = msgspec.defstruct("_StoredCase", [(k, Any, msgspec.UNSET) for k in _READ])
-_StoredRun = msgspec.defstruct("_StoredRun", [("testcases", list[_StoredCase], [])])
-_StoredReport = msgspec.defstruct("_StoredReport", [("session_info", Any, msgspec.UNSET),
-                                                    ("runs", list[_StoredRun], msgspec.UNSET)])
-_SKELETON = msgspec.json.Decoder(_StoredReport)
-
-
-def _skeleton(blob: bytes) -> dict | None:
-    """The run report's session and its test cases' :data:`_READ` fields, or None.
-
-    Skipping the other fields (build output, paths, job options) in C decodes
-    a stored session five times faster than decoding all of it. None when the
-    blob is not JSON of the run report's shape: the caller then decodes all
-    of it, whose errors say what and where.
-    """
-    try:
-        report = _SKELETON.decode(blob)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    if report.session_info is msgspec.UNSET or report.runs is msgspec.UNSET:
-        return None
-    runs = [{"testcases": [{k: v for k in _READ if (v := getattr(tc, k)) is not msgspec.UNSET}
-                           for tc in run.testcases]} for run in report.runs]
-    return {"session_info": report.session_info, "runs": runs}
-
-
-def _stored_session(blob: object, where: str,
-                    headline_only: bool) -> tuple[dict, list[Case]]:
-    """The session and test cases of one run report stored in the results database."""
-    if not isinstance(blob, bytes):
-        raise ValueError(f"{where}: no run report stored")
-    report = _skeleton(blob)
-    if report is None:
-        report = _parse(_utf8(blob, where), where)
-    cases = cases_of(report, where, headline_only)  # first: it checks the session's type too
-    return report["session_info"], cases
-
-
-def load_history(db: Path, inputs: Inputs, headline_only: bool = True,
-                 parallel: bool = True) -> None:
-    """Add every session stored in ReFrame's results database (oldest first).
-
-    ``headline_only``: keep only the headline variables of each stored test
-    case, all that the trends and the change points read (at a site the
-    others are millions of values). ``parallel``: decode in forked workers
-    (not at interpreter exit, where no process pool can start).
-    """
-    if not db.exists():
-        return
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        conn.text_factory = bytes  # decoded per session: one bad session loses no other
-        try:
-            rows = conn.execute("SELECT uuid, json_blob FROM sessions").fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error as err:
-        inputs.problems.append(f"{db}: not a ReFrame results database ({err})")
-        return
-    _ROWS[:] = [(f"{db}: session {_label(uuid)}", blob, headline_only) for uuid, blob in rows]
-    try:
-        for session in _without_cycle_collection(_decoded, len(_ROWS), parallel):
-            if isinstance(session, str):
-                inputs.problems.append(session)
-            else:
-                inputs.history.append(session)
-    finally:
-        _ROWS.clear()
-    inputs.history.sort(key=lambda s: s[0].get("time_start_unix") or 0)
-
-
-def _without_cycle_collection(func: Callable[..., Any], *args: object) -> Any:
-    """``func(*args)`` with Python's cycle collector off (in forked workers too).
-
-    Decoding a site's history makes millions of objects and no reference
-    cycle, and the collector, run every few hundred allocations, scanned
-    them again and again: half of the history's time (11.6 s against 5.4 s).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return func(*args)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-#: The stored sessions being decoded, read by the forked workers of :func:`_decoded`.
-_ROWS: list[tuple[str, object, bool]] = []
-
-
-def _decode_row(i: int) -> tuple[dict, list[Case]] | str:
-    where, blob, headline_only = _ROWS[i]
-    try:
-        return _stored_session(blob, where, headline_only)
-    except ValueError as err:
-        return str(err)
-
-
-def _decoded(count: int, parallel: bool) -> list[tuple[dict, list[Case]] | str]:
-    """Each stored session decoded, or why it could not be, by one process per CPU.
-
-    A site's session is a run report of tens of MB: decoding 30 of them took
-    most of the report's time on one core. The rows stay in this process's
-    memory, shared by the forked workers; only the test cases come back.
-    """
-    return forked_map(_decode_row, list(range(count)), 0 if parallel else 1)
-
-
-def forked_map(func: Callable[[Any], Any], items: list, workers: int = 0) -> list:
-    """``[func(x) for x in items]`` by ``workers`` forked processes (0: one per CPU).
-
-    The workers see this process's memory as it was at the fork (module-level
-    inputs need not be pickled); one item at a time, in order. Serial with
-    one worker, without ``fork``, and at interpreter exit, where no process
-    pool can start (the nightly mode's atexit listing).
-    """
-    workers = min(workers or os.cpu_count() or 1, len(items))
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        # imported here: importing it registers an exit hook, refused at interpreter exit
-        from concurrent.futures import ProcessPoolExecutor
-
-        try:
-            with ProcessPoolExecutor(workers,
-                                     mp_context=multiprocessing.get_context("fork")) as pool:
-                return list(pool.map(func, items))
-        except RuntimeError:
-            pass
-    return [func(x) for x in items]
