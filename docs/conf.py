@@ -16,5 +16,8 @@ extensions = ["myst_parser", "sentinel_pages"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
+# Options, messages and quotes stay as typed: "--variables" is not an en dash,
+# and a quoted error message is the message.
+smartquotes = False
 html_theme = "alabaster"
 html_title = "MPI Sentinel"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 SELECTION = [*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core"]
 # M, a fit's slope of a few nanoseconds, drifts on this 2-vCPU VM by 12-13 % within
 # minutes (3.52 ns above a band of 2.80-3.42, and 3.03 below 3.09-3.78, in two full
-# test runs): the floor a site gives such a variable (docs/references.md).
+# test runs): the floor a site gives such a variable (docs/coverage.md).
 M_FLOOR = 0.25
 
 

@@ -4,22 +4,22 @@ The selection is Pt2ptCheck over Open MPI's TCP (ob1-tcp) and shared-memory
 (ob1-vader) paths, core mapping. Every run happens inside a network namespace
 whose loopback carries the TCP traffic (``btl_tcp_if_include lo``), so the
 only difference between the sessions is the degradation. One results
-database receives 20 unchanged sessions, then 5 with the namespace's loopback
+database receives 12 unchanged sessions, then 4 with the namespace's loopback
 behind an 8 Gbit/s ``tbf`` rate limit (about 20 % of the TCP bandwidth measured
-here): session k = 21 on. Two methods judge that history:
+here): session k = 13 on. Two methods judge that history:
 
 * **fixed bands**: references calibrated from the first 7 sessions' reports
   (``sentinel calibrate --from-reports``), on the peak uni- and bidirectional
   bandwidth, and over shared memory on the 1 MiB bandwidth too. Sessions
-  8-10 and 21 run against them, retrying a failed test once as the nightly
+  8-10 and 13 run against them, retrying a failed test once as the nightly
   mode does (the others run without references, to keep the test short):
   the unchanged ones must pass, the rate-limited one fail the TCP check on
   bandwidth, and a busy loop pinned to the core of rank 1 (a run of its
   own, shared memory only) fail it on the 1 MiB bandwidth. How often each
   method cries wolf over many more nights is ``benchmarks/change_points.py``'s
   question;
-* **change points** (``sentinel.results.changes``): over the 20 unchanged
-  sessions nothing; over all 25, session 21 for the bandwidth peaks of
+* **change points** (``sentinel.results.changes``): over the 12 unchanged
+  sessions nothing; over all 16, session 13 for the bandwidth peaks of
   ob1-tcp, its fitted bandwidth at most three sessions earlier (see below),
   and nothing else.
 
@@ -108,8 +108,8 @@ VARIABLES = "bw_peak|bibw_peak|openmpi/ob1-vader/core/bw_1048576B"
 CALIBRATED = 5  # variables over both transports
 CALIBRATION = 7
 FLOORS = ["0.35", "openmpi/ob1-tcp/.*=0.6"]
-UNCHANGED = 20
-LIMITED = 5
+UNCHANGED = 12  # calibration, banded runs, then two more: MIN_SEGMENT before k and margin
+LIMITED = 4  # MIN_SEGMENT after k, and one more
 BANDED = 3  # unchanged sessions run against the calibrated references
 ENV = {"OMPI_MCA_btl_tcp_if_include": "lo"}
 # The probe's own spread from session to session here: the round trip

@@ -1,12 +1,14 @@
 """The documentation builds (Sphinx, warnings as errors) and holds what it promises.
 
 Every check class of ``checks/`` is on its file's page, every declared
-performance variable is in the generated reference, and every link between
-the built pages resolves, to the anchor.
+performance variable is in the generated reference, every subcommand and
+option of the ``sentinel`` command is in its generated reference, and every
+link between the built pages resolves, to the anchor.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import html
 import re
@@ -18,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from sentinel.analysis.variables import all_specs
+from sentinel.results.cli import build_parser
 from tests.conftest import ROOT
 from tests.integration.conftest import browser
 
@@ -50,6 +53,28 @@ def test_every_declared_variable_is_in_the_reference(site):
     for spec in all_specs().values():
         for var in spec.variables:
             assert html.escape(var.template) in page, (spec.name, var.template)
+
+
+def _text(page: Path) -> str:
+    """A built page's text, without its markup."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+
+
+def test_every_subcommand_and_option_is_in_the_cli_reference(site):
+    page = site / "_generated" / "cli.html"
+    text = _text(page)
+    ids = set(re.findall(r'id="([^"]+)"', page.read_text()))
+    commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert commands and commands[0].choices
+    for name, sub in commands[0].choices.items():
+        assert f"sentinel {name}" in text and f"sentinel-{name}" in ids, name
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            for option in action.option_strings or [action.dest]:
+                assert option in text, (name, option)
+            if action.help:
+                assert " ".join(action.help.split()) in text, (name, action.help)
 
 
 def test_every_link_between_the_pages_resolves(site):

@@ -81,7 +81,7 @@ def test_jacobi_reaches_the_perflog(quick_matrix):
     assert logs, "no JacobiCheck perflog"
     text = logs[0].read_text()
     assert "model_ratio_N2=" in text and "t_halo_N2=" in text
-    # where the reference came from, or why there is none (docs/checked.md's promise)
+    # where the reference came from, or why there is none (docs/references.md)
     assert re.search(r"\|(pass|fail)\|no reference: \S+local.yaml does not exist$", text,
                      re.MULTILINE), text[-500:]
 

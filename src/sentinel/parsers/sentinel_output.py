@@ -123,7 +123,7 @@ def unsupported(out: BenchOutput) -> str | None:
 def split_launches(out: BenchOutput, stdout: str, expected: list[int]) -> dict[int, BenchOutput]:
     """One complete output per launch of a series (ranks -> records), in launch order.
 
-    A series job's stdout holds one launch after another, each from its
+    The job of a rank series holds one launch after another, each from its
     CONFIG line on. A launch that is missing or cut short is an error naming
     its rank count.
     """

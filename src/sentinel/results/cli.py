@@ -54,6 +54,7 @@ from sentinel.results.report.load import Inputs
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``sentinel`` command line: its subcommands and their options (the manual's reference)."""
     p = argparse.ArgumentParser(prog="sentinel", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("calibrate", help="write a partition's references from repeated runs")
