@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.integration.conftest import need_stack, reframe
@@ -28,3 +30,20 @@ def test_debug_output_still_reaches_the_console_on_vv(tmp_path):
     debug = reframe(["-l", "-vv"], tmp_path, checks=("pt2pt.py",))
     assert "Initializing runtime" not in quiet.output
     assert "Initializing runtime" in debug.output
+
+
+def _loaded(output: str) -> int:
+    found = re.search(r"^Loaded (\d+) test\(s\)", output, re.MULTILINE)
+    assert found, output[-2000:]
+    return int(found[1])
+
+
+def test_a_set_option_generates_no_more_variants_than_the_system_offers(tmp_path):
+    # The configuration imports the check files to check -S values before
+    # ReFrame has a runtime; ReFrame's own load must still see the system's
+    # transports only (it once saw the whole catalogue: 570 tests here instead of 118).
+    plain = reframe(["-l", "-v"], tmp_path, checks=("pt2pt.py", "matching.py"))
+    setvar = reframe(["-l", "-v", "-S", "MatchingCheck.budget=3"], tmp_path,
+                     checks=("pt2pt.py", "matching.py"))
+    assert plain.returncode == setvar.returncode == 0, setvar.output[-2000:]
+    assert _loaded(setvar.output) == _loaded(plain.output)

@@ -157,8 +157,7 @@ def change_points(values: list[float], pvalue: float = PVALUE,
     change point keeps the p-value of its discovery. Re-testing it afterwards
     over the shorter window between its neighbours would drop real changes:
     a window of 5 + 5 sessions has no order more extreme than about 2 in
-    C(10, 5), p ~ 0.01, however large the step (a rate limit right after a
-    shift the host made, in one CI run). The loop is the library's
+    C(10, 5), p ~ 0.01, however large the step. The loop is the library's
     (``e_divisive``), redone because that function returns neither the
     p-values nor a segment floor (:data:`MIN_SEGMENT`). The permutations
     draw from numpy's global generator (the library's choice), seeded here

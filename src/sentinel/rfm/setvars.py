@@ -7,6 +7,13 @@ stops the whole session with a traceback and no run report. The
 configuration calls :func:`set_option_problems` first, with the same
 conversion ReFrame will apply, so that such a value is one clear error
 naming the option, the variable and its type.
+
+The check files are imported here before ReFrame has a runtime, so the
+library modules they import generate every variant of the catalogue (a
+check's parameters are computed when its base class is imported,
+:mod:`sentinel.rfm.generation`). Those modules are forgotten afterwards, so
+that ReFrame's own load imports them again and generates only what the
+selected system offers.
 """
 
 from __future__ import annotations
@@ -82,11 +89,25 @@ def _problem(option: str, test: type, name: str, value: str, path: Path) -> str 
     return None
 
 
+#: Library modules a probe may import and keep: the patches of ReFrame, installed once.
+_KEPT = ("sentinel.rfm.reframe_fixes",)
+
+
 def set_option_problems(argv: list[str], default: list[Path]) -> list[str]:
     """Every ``-S`` value of ``argv`` that a test it names could not take."""
     options = set_options(argv)
     if not options:
         return []
+    before = set(sys.modules)
+    try:
+        return _problems(options, argv, default)
+    finally:
+        for name in set(sys.modules) - before:
+            if name.startswith("sentinel.") and name not in _KEPT:
+                del sys.modules[name]
+
+
+def _problems(options: list[tuple[str, str]], argv: list[str], default: list[Path]) -> list[str]:
     tests = [(test, path) for path in check_files(argv, default) for test in _tests(path)]
     found = []
     for option, assignment in options:
