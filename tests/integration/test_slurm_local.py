@@ -157,11 +157,11 @@ def test_time_limit_kill_is_reported_as_such(cluster, tmp_path):
     slow = reframe([*QUICK, "--system", "local:slurm-one", "-n",
                     "MatchingCheck.*transport=ob1-tcp.*mapping=core",
                     "-S", "MatchingCheck.batches=fixed", "-S", "MatchingCheck.repetitions=100000",
-                    "-S", "time_limit=1m", "-r"],
+                    "-S", "time_limit=20s", "-r"],
                    tmp_path / "slow", env={"SLURM_CONF": str(cluster)}, checks=("matching.py",))
     tc = slow.case("MatchingCheck", environ="openmpi", mapping="core")
     assert tc["result"] == "fail"
-    assert ("the job ended abnormally (time limit 60 s): the job hit its time limit and "
+    assert ("the job ended abnormally (time limit 20 s): the job hit its time limit and "
             "Slurm cancelled it at ") in tc["fail_reason"]
 
 
