@@ -137,6 +137,14 @@ def _where(found: dict[str, set[str]], names) -> str:
     return "; ".join(f"{n} (in {', '.join(sorted(found[n]))})" for n in sorted(names))
 
 
+def _assert_documented(found: dict[str, set[str]], documented: set[str], stale: bool) -> None:
+    """Every name ``found`` in the code is on the page; with ``stale``, nothing else is."""
+    missing = set(found) - documented
+    assert not missing, f"docs/configuration.md does not document: {_where(found, missing)}"
+    extra = documented - set(found) if stale else set()
+    assert not extra, f"docs/configuration.md documents what no code reads: {sorted(extra)}"
+
+
 def test_the_scans_find_what_the_suite_is_known_to_read():
     assert {"num_nodes", "nightly_budget", "launcher_options", "benchmark_dirs",
             "spack_env"} <= set(extras_keys())
@@ -147,12 +155,8 @@ def test_the_scans_find_what_the_suite_is_known_to_read():
 
 def test_every_extras_key_is_documented():
     page = sections()
-    documented = page["Partition extras"][0] | page["Environment extras"][0]
-    found = extras_keys()
-    missing = set(found) - documented
-    assert not missing, f"docs/configuration.md does not document: {_where(found, missing)}"
-    stale = documented - set(found)
-    assert not stale, f"docs/configuration.md documents extras no code reads: {sorted(stale)}"
+    _assert_documented(extras_keys(),
+                       page["Partition extras"][0] | page["Environment extras"][0], stale=True)
 
 
 def test_every_environment_variable_is_documented():
@@ -168,7 +172,5 @@ def test_every_environment_variable_is_documented():
 
 def test_every_feature_the_checks_select_on_is_documented():
     page = sections()
-    documented = page["Environment features"][1] | page["Partition keys"][1]
-    found = selected_features()
-    missing = set(found) - documented
-    assert not missing, f"docs/configuration.md does not document: {_where(found, missing)}"
+    _assert_documented(selected_features(),
+                       page["Environment features"][1] | page["Partition keys"][1], stale=False)

@@ -25,13 +25,15 @@ def partition_nodes(partition) -> int:
     """Nodes of a partition: 1 for the local scheduler, else ``extras['num_nodes']``."""
     if partition.scheduler.registered_name == "local":
         return 1
-    try:
-        return int(partition.extras["num_nodes"])
-    except KeyError:
+    if "num_nodes" not in partition.extras:
         raise SentinelError(
             f"partition {partition.fullname}: extras['num_nodes'] is not set; "
-            "the 'node' mapping needs to know how many nodes the partition has"
-        ) from None
+            "the 'node' mapping needs to know how many nodes the partition has")
+    value = partition.extras["num_nodes"]
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+        raise SentinelError(f"partition {partition.fullname}: extras['num_nodes'] is "
+                            f"{value!r}; expected a whole number of nodes, 1 or more")
+    return int(value)
 
 
 class PlacementChecks(rfm.RegressionTestPlugin):

@@ -276,7 +276,14 @@ def node_memory_bytes(partition) -> int | None:
     """
     declared = partition.extras.get("memory_per_node_gib")
     if declared is not None:
-        return int(float(declared) * 2**30)
+        try:
+            gib = float(declared)
+        except (TypeError, ValueError):
+            gib = -1.0
+        if isinstance(declared, bool) or not gib > 0:
+            raise SentinelError(f"partition {partition.fullname}: extras['memory_per_node_gib'] "
+                                f"is {declared!r}; expected a node's memory in GiB, above 0")
+        return int(gib * 2**30)
     if partition.scheduler.registered_name == "local":
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return None
