@@ -35,6 +35,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
+from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -59,6 +60,12 @@ class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionRef
     #:
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
+
+    #: OpenMP threads per rank, each on its own core, by what they fill:
+    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: Benchmarks to run.
     #:
@@ -109,6 +116,12 @@ class HybridCollectivesCheck(TimedPoints, ThreadedRanks, SpanNodes, TransportMap
     #:
     #: :type: :class:`str`
     mode = parameter(list(hybrid.MODES), loggable=True)
+
+    #: OpenMP threads per rank, each on its own core, by what they fill:
+    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: Collectives to run.
     #:

@@ -29,6 +29,7 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import jacobi
 from sentinel.analysis.variables import Values
+from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -46,6 +47,12 @@ class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionRefe
     #:
     #: :type: :class:`str`
     mode = parameter(list(jacobi.MODES), loggable=True)
+
+    #: OpenMP threads per rank (``one`` in pure mode), each on its own core,
+    #: by what they fill: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+    #:
+    #: :type: :class:`str`
+    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: ``weak`` (``local_size``^3 points per rank; the model applies) or
     #: ``strong`` (``global_size``^3 points in all).

@@ -43,8 +43,8 @@ def _script(case: dict) -> list[str]:
 
 
 def _launch(lines: list[str], transport: str) -> str:
-    """The line of a series script that launches ``transport``, its exported variables."""
-    found = [line for line in lines if line.startswith(f"(cd series/{transport} && export ")]
+    """The line of a packed job script that launches ``transport``, its exported variables."""
+    found = [line for line in lines if line.startswith(f"(cd packed/{transport} && export ")]
     assert len(found) == 1, lines
     return found[0]
 
@@ -66,8 +66,8 @@ def test_node_mapping_is_one_rank_on_each_of_two_exclusive_pbs_hosts(acceptance)
     for setting in ("OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp",
                     "OMPI_MCA_btl_tcp_if_include=ib0", "OMPI_MCA_btl_base_verbose=100"):
         assert f" {setting} " in ib0, ib0
-    # vader cannot cross nodes: not in the node series
-    assert not any("series/ob1-vader" in line for line in lines)
+    # vader cannot cross nodes: not in the node packed job
+    assert not any("packed/ob1-vader" in line for line in lines)
 
 
 def test_intel_mpi_node_series_runs_one_rank_per_host_at_the_study_sizes(acceptance):

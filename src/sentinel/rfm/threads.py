@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.builtins import run_after, run_before, variable
 
 from sentinel.errors import SentinelError
 from sentinel.mpi.mappings import launcher_settings
@@ -15,7 +15,7 @@ from sentinel.mpi.placement import (
     series_placement_problems,
     thread_problems,
 )
-from sentinel.mpi.thread_levels import THREAD_LEVELS, same_as_larger, thread_counts
+from sentinel.mpi.thread_levels import same_as_larger, thread_counts
 from sentinel.parsers.sentinel_output import (
     BenchOutput,
     parse,
@@ -178,13 +178,12 @@ class NodeSplits(rfm.RegressionTestPlugin):
 
 
 class ThreadedRanks(rfm.RegressionTestPlugin):
-    """Ranks of ``threads`` OpenMP threads, bound one per core, each thread's core verified."""
+    """Ranks of ``threads`` OpenMP threads, bound one per core, each thread's core verified.
 
-    #: OpenMP threads per rank, each on its own core, by what they fill:
-    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
+    The check declares its ``threads`` parameter (:data:`THREAD_LEVELS`)
+    after its own: a parameter's place in a test's name follows its
+    declaration, and the names are the history's keys.
+    """
 
     #: The number of threads per rank ``threads`` is on this partition.
     #:
