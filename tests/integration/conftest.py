@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.results.verdicts import attempts, earlier, last_attempts
+from sentinel.analysis.variables import HIGHER, spec_of
+from sentinel.results.verdicts import attempts, earlier, last_attempts, verdicts
 from sentinel.site import detect
 from tests.conftest import ROOT
 
@@ -229,3 +230,18 @@ def browser():
             pytest.fail(f"SENTINEL_REQUIRE_STACKS includes chromium, but {msg}")
         pytest.skip(msg)
     return sync_playwright(), path
+
+
+def outside_bands(report: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (test, variable) outside their reference bands: worse than the reference, and better.
+
+    Only the worse side is a regression; a value better than its band says
+    the reference is stale (or the host faster), which the suite reports too.
+    """
+    worse, better = [], []
+    for v in verdicts(report):
+        if v.passed or v.value is None:
+            continue
+        higher = spec_of(v.test.split()[0]).lookup(v.variable).better == HIGHER
+        (worse if (v.value < v.reference) == higher else better).append((v.test, v.variable))
+    return sorted(worse), sorted(better)

@@ -81,7 +81,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sentinel.analysis.variables import HIGHER, spec_of
 from sentinel.results import changes
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
@@ -93,6 +92,7 @@ from tests.integration.conftest import (
     Run,
     need_capability,
     need_stack,
+    outside_bands,
     reframe,
 )
 
@@ -211,17 +211,6 @@ def _blind(calibrated: str) -> set[str]:
     return {name for name, lower in notes if float(lower) >= 80}
 
 
-def _outside(report: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The (test, variable) outside their bands: worse than the reference, and better."""
-    worse, better = [], []
-    for v in verdicts(report):
-        if v.passed or v.value is None:
-            continue
-        higher = spec_of("Pt2ptCheck").lookup(v.variable).better == HIGHER
-        (worse if (v.value < v.reference) == higher else better).append((v.test, v.variable))
-    return sorted(worse), sorted(better)
-
-
 def test_fixed_bands_and_change_points_over_one_history(tmp_path):
     need_capability("tc", degrade.unavailable())
     need_stack("openmpi")
@@ -241,7 +230,7 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
             elif banded:
                 checked = [v for v in verdicts(runs[-1].report) if v.referenced]
                 assert len(checked) == CALIBRATED, runs[-1].output[-3000:]
-                worse, better = _outside(runs[-1].report)
+                worse, better = outside_bands(runs[-1].report)
                 alarms += worse
                 faster += better
         with degrade.busy_loop(cpu=1):
@@ -257,7 +246,7 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
 
     # worse than the band, as for the unchanged runs: this host also drifts
     # faster over minutes (ob1-vader's peak 50 % above its band in one run)
-    slow, quicker = _outside(tcp.report)
+    slow, quicker = outside_bands(tcp.report)
     print("better than the band at the limit (not counted):", quicker)
     slow = set(slow)
     assert _tests(slow) == {TCP}, tcp.output[-3000:]
@@ -265,7 +254,7 @@ def test_fixed_bands_and_change_points_over_one_history(tmp_path):
     print("TCP bands calibrate said would not catch a halving:", blind)
     assert {"bw_peak", "bibw_peak"} - blind <= {var for _, var in slow}
     assert tcp.returncode != 0 and "performance" in tcp.output
-    busy = set(_outside(shm.report)[0])
+    busy = set(outside_bands(shm.report)[0])
     assert _tests(busy) == {SHM}, shm.output[-3000:]
     assert "bw_1048576B" in {var for _, var in busy}
 
