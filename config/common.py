@@ -8,7 +8,6 @@ the results database in ``var/``.
 import atexit
 import os
 import shlex
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -67,15 +66,15 @@ RESULTS_DB = Path(os.environ.get("SENTINEL_RESULTS_DB", str(VAR / "results.db"))
 
 def _has_nightly_history(db: Path) -> bool:
     """Whether the results database holds a session run with ``--mode nightly``."""
+    from sentinel.errors import SentinelError
+    from sentinel.results.store import ran_mode
+
     if not db.exists():
         return False
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            row = conn.execute("SELECT 1 FROM sessions WHERE json_blob LIKE ? LIMIT 1",
-                               ('%"mode": "nightly"%',)).fetchone()
-    except sqlite3.Error:
+        return ran_mode(db, "nightly")
+    except SentinelError:
         return True  # ReFrame itself says what is wrong with the database
-    return row is not None
 
 
 def _running_nightly() -> bool:

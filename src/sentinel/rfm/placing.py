@@ -8,10 +8,10 @@ import reframe as rfm
 from reframe.core.builtins import run_after
 
 from sentinel.errors import SentinelError
-from sentinel.mpi.placement import RankPlacement, Topology, placement_problems
+from sentinel.mpi.placement import RankPlacement, placement_problems
 from sentinel.parsers.jobend import job_end_causes
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm.threads import ranks_of
+from sentinel.rfm.threads import partition_topology, ranks_of
 
 #: A rank's host in its affinity line, read from a job's stdout as it is.
 AFFINITY_HOST = re.compile(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", re.MULTILINE)
@@ -119,10 +119,7 @@ class PlacementChecks(rfm.RegressionTestPlugin):
     def verify_placement(self, out) -> None:
         """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""
         ranks = ranks_of(self.placement_records(out))
-        proc = self.current_partition.processor
-        topo = None
-        if proc.topology and proc.topology.get("cores") and proc.topology.get("sockets"):
-            topo = Topology.from_masks(proc.topology["cores"], proc.topology["sockets"])
-        issues = placement_problems(self.mapping, ranks, topo)
+        issues = placement_problems(self.mapping, ranks,
+                                    partition_topology(self.current_partition))
         if issues:
             raise SentinelError(f"placement {self.mapping} not honoured: " + "; ".join(issues))
