@@ -168,3 +168,17 @@ def test_a_finalize_stopped_by_the_watchdog_is_a_hang_without_a_time_limit():
     # another error of the benchmark is still its own cause
     assert job_end_causes("ring: error: --size 12 is not a multiple of 8\n", "ring") == [
         'ring stopped with an error: "--size 12 is not a multiple of 8"']
+
+
+def test_the_benchmark_s_own_words_come_before_the_launcher_s_cleanup():
+    # Hydra under load (a full CI run): rank 1's watchdog stopped it, Hydra hung
+    # up on rank 0 and printed that on stdout, which comes before stderr here
+    stdout = ("SENTINEL_DONE bench=ring\n"
+              "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Hangup (signal 1)\n")
+    stderr = "ring: error: rank 1: MPI_Finalize did not return within 3 s\n"
+    assert job_end_causes(stdout + stderr, "ring") == [
+        "ring had printed all its results (SENTINEL_DONE), so the ranks hung in "
+        "MPI_Finalize: its watchdog stopped rank 1 after 3 s",
+        "a rank died of signal 1 (Hangup)"]
+    # without the benchmark's words, the launcher's are the cause
+    assert job_end_causes(stdout, "ring") == ["a rank died of signal 1 (Hangup)"]

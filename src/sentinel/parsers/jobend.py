@@ -99,6 +99,7 @@ DETAILS: tuple[tuple[re.Pattern, str], ...] = _table((
 #: The suite's own benchmarks print this after their last result, just
 #: before MPI_Finalize.
 _DONE = re.compile(r"^SENTINEL_DONE bench=(\S+)", re.MULTILINE)
+_BENCH_SAYS = tuple(f"{program} " for program in BENCH_PROGRAMS)
 _KILLED = re.compile(r"CANCELLED AT \S+ DUE TO TIME LIMIT|CANCELLED AT \S+( BY \S+)? \*\*\*")
 
 
@@ -126,7 +127,11 @@ def job_end_causes(text: str, bench: str | None = None, launches: int = 1) -> li
     found = _first_matches(CAUSES, text) or _first_matches(FALLBACK_CAUSES, text)
     if found:
         found += _first_matches(DETAILS, text)
-    seen = dict.fromkeys(cause for _, cause in sorted(found))
+    # A benchmark's own words come first: the launcher then killed the other
+    # ranks, and what it printed of them (on stdout, before the benchmark's
+    # stderr here) is the consequence.
+    found.sort(key=lambda at: (not at[1].startswith(_BENCH_SAYS), at[0]))
+    seen = dict.fromkeys(cause for _, cause in found)
     done = [m[1] for m in _DONE.finditer(text) if bench is None or m[1] == bench]
     if bench != "" and done and len(done) >= launches and _KILLED.search(text):
         seen[f"{done[-1]} had printed all its results (SENTINEL_DONE), {FINALIZE_HANG}"] = None
