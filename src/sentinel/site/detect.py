@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,10 +66,12 @@ def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
         dropped.append(f"{', '.join(hidden)}: libfabric lists none of these providers with "
                        f"{', '.join(narrowing)} exported in this shell (unset it to detect "
                        "them)")
-    for p in candidates:
-        if p not in present:
-            continue
-        rc, text = _run([fi_info, "-p", p], env)
+    listed = [p for p in candidates if p in present]
+    # each fi_info mostly waits on libfabric's provider start-up (about 0.3 s
+    # here): the probes overlap, and every ReFrame start pays only one
+    with ThreadPoolExecutor(max(len(listed), 1)) as pool:
+        probes = list(pool.map(lambda p: _run([fi_info, "-p", p], env), listed))
+    for p, (rc, text) in zip(listed, probes):
         if rc == 0:
             usable.append(p)
         else:
@@ -115,7 +118,12 @@ def openmpi(launchers: Path) -> MpiStack | None:
     cc, run, info = (shutil.which(x) for x in ("mpicc.openmpi", "mpirun.openmpi", "ompi_info"))
     if not (cc and run and info):
         return None
-    comps = _ompi_components(info)
+    dropped_ofi: list[str] = []
+    with ThreadPoolExecutor(1) as pool:  # libfabric's probes overlap ompi_info's
+        ofi = pool.submit(usable_ofi_providers, shutil.which("fi_info"), OFI_PROVIDERS,
+                          dropped=dropped_ofi)
+        comps = _ompi_components(info)
+        provs = ofi.result()
     rc, out = _run([info, "--version"])
     m = re.search(r"Open MPI\)? v?(\S+)", out)
     transports = [f"ob1-{b}" for b in ("tcp", "vader", "sm") if ("btl", b) in comps]
@@ -124,7 +132,7 @@ def openmpi(launchers: Path) -> MpiStack | None:
     notes: list[str] = []
     dropped: list[str] = []
     if ("mtl", "ofi") in comps:
-        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, dropped=dropped)
+        dropped += dropped_ofi
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
         if not shutil.which("fi_info"):
             dropped.append("ofi-*: mtl ofi present but fi_info missing: OFI providers not "
@@ -219,8 +227,10 @@ def intel_root() -> Path:
 
 def local_stacks() -> list[MpiStack]:
     """The MPI installations of this host that work: Open MPI, MPICH, Intel MPI, in order."""
-    found = (openmpi(launchers_dir()), mpich(launchers_dir()), intelmpi(intel_root()))
-    return [s for s in found if s is not None]
+    with ThreadPoolExecutor(3) as pool:  # each waits on its own commands
+        found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
+                 pool.submit(intelmpi, intel_root())]
+        return [s for s in (f.result() for f in found) if s is not None]
 
 
 @dataclass(frozen=True)
