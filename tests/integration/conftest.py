@@ -79,10 +79,37 @@ NO_NETWORK = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0
               "no_proxy": "127.0.0.1,localhost"}
 
 
-def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
-            env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
-            prefix: tuple[str, ...] = ()) -> Run:
-    """Run reframe with its output (reports, stage, database) under ``out``.
+@dataclass
+class Started:
+    """A reframe running in the background; :meth:`wait` gives its :class:`Run`."""
+
+    proc: subprocess.Popen
+    out: Path
+    run: Run | None = None
+
+    def wait(self, timeout: float = 900) -> Run:
+        """Wait for the session to end (killed after ``timeout`` s) and read its report."""
+        if self.run is not None:
+            return self.run
+        try:
+            stdout, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            stdout, _ = self.proc.communicate()
+            pytest.fail(f"reframe under {self.out} still ran after {timeout:g} s: "
+                        f"{stdout[-3000:]}")
+        reports = sorted((self.out / "reports").glob("run-report-*.json"),
+                         key=os.path.getmtime)
+        report = json.loads(reports[-1].read_text()) if reports else {}
+        self.run = Run(self.proc.returncode, stdout, report, self.out,
+                       reports[-1] if reports else None)
+        return self.run
+
+
+def start_reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
+                  env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
+                  prefix: tuple[str, ...] = ()) -> Started:
+    """Start reframe with its output (reports, stage, database) under ``out``.
 
     ``prefix`` runs it through another command (``ip netns exec NAME``).
 
@@ -95,12 +122,17 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
     run_env = {**os.environ, "SENTINEL_OUTPUT": str(out), **NO_NETWORK, **(env or {})}
     if os.geteuid() == 0:  # a local-test environment: never set in a site config
         run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.run([*prefix, REFRAME, "-C", str(config), *check_args, *args],
-                          capture_output=True, text=True, env=run_env, timeout=900, cwd=out)
-    reports = sorted((out / "reports").glob("run-report-*.json"), key=os.path.getmtime)
-    report = json.loads(reports[-1].read_text()) if reports else {}
-    return Run(proc.returncode, proc.stdout + proc.stderr, report, out,
-               reports[-1] if reports else None)
+    proc = subprocess.Popen([*prefix, REFRAME, "-C", str(config), *check_args, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=run_env, cwd=out)
+    return Started(proc, out)
+
+
+def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settings.py",
+            env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
+            prefix: tuple[str, ...] = ()) -> Run:
+    """Run reframe with its output under ``out`` to its end (:func:`start_reframe`)."""
+    return start_reframe(args, out, config, env, checks, prefix).wait()
 
 
 def mpi_env() -> dict[str, str]:
