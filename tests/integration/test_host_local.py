@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from sentinel.analysis.host import HOST_FILE, ONE_CPU, host_values
+from sentinel.analysis.variables import spec_of
 from tests.conftest import ROOT
-from tests.integration.conftest import QUICK, need_stack, reframe
+from tests.integration.conftest import QUICK, build_bench, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -127,3 +129,21 @@ def _capture(hogged, refs: Path, tmp_path: Path) -> None:
             (out / "run-report-hog-sanity.json").write_text(run.report_path.read_text())
             return
     raise AssertionError("no hogged run failed in sanity in 4 attempts")
+
+
+@pytest.mark.parametrize("cpus, roundtrip", [("0", False), ("0,1", True)])
+def test_the_probe_given_one_cpu_still_measures_the_copy(tmp_path, cpus, roundtrip):
+    # a job of one rank per node and one CPU per rank gives the probe one CPU:
+    # the copy is still the node's figure, the round trip unresolved with why
+    _, probe = build_bench("openmpi", "host", tmp_path)
+    proc = subprocess.run(["taskset", "-c", cpus, probe, "--batches", "9", "--trips", "2000",
+                           "--copy-mib", "8"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    if os.environ.get("SENTINEL_CAPTURE") == "1" and not roundtrip:
+        (ROOT / "tests" / "data" / "host" / "rfm_host-one-cpu.txt").write_text(proc.stdout)
+    values = host_values(spec_of("Pt2ptCheck"), proc.stdout, HOST_FILE)
+    assert values["host_copy_bw"][0] > 0
+    if roundtrip:
+        assert values["host_roundtrip"][0] > 0 and values.unresolved == {}
+    else:
+        assert values.unresolved == {"host_roundtrip": ONE_CPU}

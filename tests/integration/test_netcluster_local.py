@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import pytest
 
+from sentinel.analysis.host import ONE_CPU
 from tests.cluster import netns
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
@@ -177,9 +178,19 @@ def test_collectives_at_two_three_and_four_ranks_over_one_to_four_nodes(cluster,
     assert len(_nodes(three)) == 3
     for tc, counts in ((four, (1, 2, 4)), (three, (1, 2, 3))):
         perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}
+        unresolved = tc.get("unresolved") or {}
         for p in counts:
             assert {f"barrier_latency_P{p}", f"bcast_latency_8B_P{p}",
-                    f"allreduce_latency_8B_P{p}", f"alltoall_latency_65536B_P{p}"} <= set(perf)
+                    f"allreduce_latency_8B_P{p}",
+                    f"alltoall_latency_65536B_P{p}"} <= set(perf) | set(unresolved)
+        # only a barrier of one rank (no message) may print IMB's 0.00 us: never
+        # a value then, unresolved with why; one CPU a rank leaves the host
+        # probe its copy alone
+        assert set(unresolved) <= {"barrier_latency_P1", "host_roundtrip"}, unresolved
+        if "barrier_latency_P1" in unresolved:
+            assert "0 us is not positive" in unresolved["barrier_latency_P1"]
+        assert unresolved.get("host_roundtrip", ONE_CPU) == ONE_CPU
+        assert perf["host_copy_bw"] > 0
         assert perf[f"barrier_latency_P{counts[-1]}"] > perf["barrier_latency_P1"]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.analysis.host import HOST_FILE, host_values
+from sentinel.analysis.host import HOST_FILE, ONE_CPU, host_values
 from sentinel.analysis.variables import spec_of
 from sentinel.results.report import headline, summary
 from sentinel.results.report.files import load_reports
@@ -33,6 +33,13 @@ def test_the_probe_gives_both_figures_with_their_intervals():
     assert values["host_copy_bw"] == (4.261, "GB/s")
     assert values.intervals["host_copy_bw"] == (4.249, 4.273)
     assert values.unresolved == {}
+
+
+def test_a_probe_given_one_cpu_gives_the_copy_and_says_why_it_has_no_round_trip():
+    values = host_values(SPEC, (HOST / "rfm_host-one-cpu.txt").read_text(), HOST_FILE)
+    assert values["host_copy_bw"] == (52.171, "GB/s")
+    assert values.intervals["host_copy_bw"] == (27.415, 58.751)
+    assert values.unresolved == {"host_roundtrip": ONE_CPU}
 
 
 @pytest.mark.parametrize("text, why", [

@@ -10,7 +10,10 @@
  *              memory's speed and with another process streaming).
  *
  * Usage: host [--cpus A,B] [--batches N] [--trips N] [--copy-mib N]
- * Without --cpus, the first two CPUs this process may run on.
+ * Without --cpus, the first two CPUs this process may run on; a process
+ * given one CPU (a job of one rank per node and one CPU per rank) measures
+ * the copy alone, and its SENTINEL_HOST line says why it has no round trip
+ * (roundtrip=one_cpu).
  *
  * Output: SENTINEL_CONFIG, one SENTINEL_HOST line with each figure's median
  * over the batches and its distribution-free 95 % interval, SENTINEL_DONE.
@@ -71,17 +74,18 @@ static void *partner(void *arg)
     return NULL;
 }
 
-/* The first two CPUs of this process's affinity; -1 when it has fewer. */
+/* The first two CPUs of this process's affinity into cpus[]; how many it has
+ * of them (0 when the affinity cannot be read). */
 static int first_two_cpus(long cpus[2])
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return -1;
+        return 0;
     int found = 0;
     for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
         if (CPU_ISSET(c, &set))
             cpus[found++] = c;
-    return found == 2 ? 0 : -1;
+    return found;
 }
 
 /* Round-trip times (ns) of each batch into out[]; -1 when a CPU cannot be taken. */
@@ -160,10 +164,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "host: %s\n", err);
         return 2;
     }
-    long pair[2];
-    if (cpus.count == 0 && first_two_cpus(pair) != 0) {
-        fprintf(stderr, "host: this process may run on fewer than two CPUs: the round trip "
-                        "needs two (--cpus A,B)\n");
+    long pair[2] = {-1, -1};
+    int have = 2;
+    if (cpus.count == 0 && (have = first_two_cpus(pair)) == 0) {
+        fprintf(stderr, "host: cannot read this process's CPU affinity\n");
         return 2;
     }
     if (cpus.count != 0 && (cpus.count != 2 || cpus.values[0] == cpus.values[1])) {
@@ -175,17 +179,27 @@ int main(int argc, char **argv)
         pair[1] = cpus.values[1];
     }
     static double trip_ns[MAX_BATCHES], copy_gbs[MAX_BATCHES];
-    if (round_trips(pair, batches, trips, trip_ns) != 0 ||
-        copies(batches, (size_t)copy_mib << 20, copy_gbs) != 0)
+    if (have == 2 && round_trips(pair, batches, trips, trip_ns) != 0)
         return 2;
-    double trip_lo, trip_hi, copy_lo, copy_hi;
-    sb_median_interval(trip_ns, (int)batches, &trip_lo, &trip_hi);
+    if (have == 1 && pin((int)pair[0]) != 0) {
+        fprintf(stderr, "host: cannot pin to CPU %ld\n", pair[0]);
+        return 2;
+    }
+    if (copies(batches, (size_t)copy_mib << 20, copy_gbs) != 0)
+        return 2;
+    double copy_lo, copy_hi;
     sb_median_interval(copy_gbs, (int)batches, &copy_lo, &copy_hi);
     printf("SENTINEL_CONFIG bench=host cpu_a=%ld cpu_b=%ld batches=%ld trips=%ld copy_mib=%ld\n",
            pair[0], pair[1], batches, trips, copy_mib);
-    printf("SENTINEL_HOST roundtrip_ns=%.1f roundtrip_lo=%.1f roundtrip_hi=%.1f copy_gbs=%.3f "
-           "copy_lo=%.3f copy_hi=%.3f\n",
-           sb_median(trip_ns, (int)batches), trip_lo, trip_hi, sb_median(copy_gbs, (int)batches),
+    if (have == 2) {
+        double trip_lo, trip_hi;
+        sb_median_interval(trip_ns, (int)batches, &trip_lo, &trip_hi);
+        printf("SENTINEL_HOST roundtrip_ns=%.1f roundtrip_lo=%.1f roundtrip_hi=%.1f ",
+               sb_median(trip_ns, (int)batches), trip_lo, trip_hi);
+    } else {
+        printf("SENTINEL_HOST roundtrip=one_cpu ");
+    }
+    printf("copy_gbs=%.3f copy_lo=%.3f copy_hi=%.3f\n", sb_median(copy_gbs, (int)batches),
            copy_lo, copy_hi);
     printf("SENTINEL_DONE bench=host\n");
     return 0;

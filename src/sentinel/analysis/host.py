@@ -5,7 +5,8 @@ launches (:mod:`sentinel.rfm.base`); its ``SENTINEL_HOST`` line gives
 ``host_roundtrip`` and ``host_copy_bw`` (declared once, in
 :data:`sentinel.analysis.variables.HOST_VARIABLES`), each the median over the
 probe's batches with its distribution-free 95 % interval. A probe that did
-not run or was cut short leaves both unresolved, saying why.
+not run or was cut short leaves both unresolved, saying why; a probe given one
+CPU measures the copy alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from sentinel.parsers.sentinel_output import parse, require_complete
 
 #: The job's file holding the probe's output (and its errors).
 HOST_FILE = "rfm_host.txt"
+
+#: Why a job that gave the probe one CPU (one rank per node, one CPU per rank)
+#: has no round trip; its copy bandwidth is still measured.
+ONE_CPU = ("not measured: the job gave the host probe one CPU, and a round trip between "
+           "cores needs two")
 
 #: How a test case that failed for its node's sake says so (the report groups by it).
 SLOWED = "the node slowed as a whole (its host probe, before any MPI)"
@@ -33,8 +39,11 @@ def host_values(spec: CheckSpec, text: str | None, where: str) -> Values:
         if len(lines) != 1:
             raise SentinelError(f"{where} has {len(lines)} SENTINEL_HOST lines, not one")
         line = lines[0]
-        out.put("host_roundtrip", line.number("roundtrip_ns"),
-                (line.number("roundtrip_lo"), line.number("roundtrip_hi")))
+        if line.fields.get("roundtrip") == "one_cpu":
+            out.unresolve("host_roundtrip", ONE_CPU)
+        else:
+            out.put("host_roundtrip", line.number("roundtrip_ns"),
+                    (line.number("roundtrip_lo"), line.number("roundtrip_hi")))
         out.put("host_copy_bw", line.number("copy_gbs"),
                 (line.number("copy_lo"), line.number("copy_hi")))
     except SentinelError as err:
