@@ -191,7 +191,8 @@ def test_collectives_at_two_three_and_four_ranks_over_one_to_four_nodes(cluster,
             assert "0 us is not positive" in unresolved["barrier_latency_P1"]
         assert unresolved.get("host_roundtrip", ONE_CPU) == ONE_CPU
         assert perf["host_copy_bw"] > 0
-        assert perf[f"barrier_latency_P{counts[-1]}"] > perf["barrier_latency_P1"]
+        # (an unresolved one-rank barrier is below IMB's printed 0.01 us)
+        assert perf[f"barrier_latency_P{counts[-1]}"] > perf.get("barrier_latency_P1", 0.0)
 
 
 #: The ring (Open MPI, TCP) and the allreduce (Intel MPI, OFI tcp) of one run
@@ -318,13 +319,19 @@ FABRIC = ["-S", "FabricCheck.transports=intelmpi/ofi-tcp", "-S", "FabricCheck.it
 RIG_LATENCY_FACTOR = "10"
 
 
+#: Sweeps per condition (clean, a slow node, a slow link). Ten each until
+#: 2026-11-26 (10 of 10 in every run); five since, for the suite's time: the
+#: six-node test of several culprits keeps ten (test_fabric_culprits_local.py).
+SWEEPS = 5
+
+
 def _sweeps(conf: Path, out: Path) -> list[dict]:
-    """Ten pairs sweeps over the four nodes, in one session."""
+    """:data:`SWEEPS` pairs sweeps over the four nodes, in one session."""
     run = _on_net(conf, out, [*FABRIC, "-n", "^FabricCheck.*mapping=node.*mode=pairs",
                               "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
-                              "--repeat", "10"], ("fabric.py",))
+                              "--repeat", str(SWEEPS)], ("fabric.py",))
     cases = run.cases("FabricCheck", transport="ofi-tcp", mapping="node")
-    assert len(cases) == 10, run.output[-3000:]
+    assert len(cases) == SWEEPS, run.output[-3000:]
     return cases
 
 
@@ -336,7 +343,7 @@ def _named(tc: dict) -> set[tuple[str, str]]:
 def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, tmp_path):
     need_stack("intelmpi")
     clean = _sweeps(cluster, tmp_path / "clean")
-    assert [tc["result"] for tc in clean] == ["pass"] * 10, [_named(tc) for tc in clean]
+    assert [tc["result"] for tc in clean] == ["pass"] * SWEEPS, [_named(tc) for tc in clean]
     assert all(tc["perfvalues"]["local:slurm-net:outlier_nodes"][0] == 0 for tc in clean)
     m1, m2, m3 = netns.Node(1), netns.Node(2), netns.Node(3)
     netns.degrade(m2, RATE)
@@ -344,7 +351,7 @@ def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, tmp_pa
         slowed = _sweeps(cluster, tmp_path / "node")
     finally:
         netns.restore(m2)
-    assert [_named(tc) for tc in slowed] == [{("node", "m2")}] * 10
+    assert [_named(tc) for tc in slowed] == [{("node", "m2")}] * SWEEPS
     assert all(tc["result"] == "fail" for tc in slowed)
     netns.degrade_pair(m1, m3, RATE)
     try:
@@ -352,7 +359,7 @@ def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, tmp_pa
     finally:
         netns.restore(m1)
         netns.restore(m3)
-    assert [_named(tc) for tc in linked] == [{("link", "m1 <-> m3")}] * 10
+    assert [_named(tc) for tc in linked] == [{("link", "m1 <-> m3")}] * SWEEPS
 
 
 def test_aggregate_loaded_and_patterns_run_over_the_four_nodes(cluster, tmp_path):
@@ -374,7 +381,8 @@ def test_aggregate_loaded_and_patterns_run_over_the_four_nodes(cluster, tmp_path
     assert perf["loaded_latency_ratio"] == pytest.approx(
         perf["latency_loaded"] / perf["latency_idle"], rel=1e-6)
     # one rank a node: every pattern's traffic is off-node (neighbour: 1 <-> 2 ...)
-    assert {k for k in perf if k.endswith("_bw") and "aggregate" not in k} == {
+    assert {k for k in perf if k.endswith("_bw") and "aggregate" not in k
+            and not k.startswith("host_")} == {
         f"{p}_offnode_bw" for p in ("bitrev", "butterfly", "complement", "transpose",
                                     "shuffle", "neighbour", "cube", "baseline", "random")}
 
