@@ -68,7 +68,7 @@ $(CUDA_VENV)/.installed:
 test: setup $(CUDA_VENV)/.installed
 	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)
 	SENTINEL_CUDA_HOME=$${SENTINEL_CUDA_HOME:-$$(echo $(CURDIR)/$(CUDA_VENV)/lib/python3*/site-packages/nvidia/cuda_runtime)} \
-	  $(VENV)/bin/pytest -ra --durations=15
+	  $(VENV)/bin/pytest -ra --durations=$${SENTINEL_DURATIONS:-15}
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src checks tests config benchmarks docs

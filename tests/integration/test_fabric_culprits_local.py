@@ -5,7 +5,7 @@ Six namespaced nodes ``m1`` ... ``m6`` (``tests/cluster/slurm.py up DIR --net
 failing switch or a bad batch of cables would leave them: a third of the
 partition. Each sweep must name both nodes and nothing else, ten sweeps out
 of ten. The healthy sweeps that keep the verdict silent are those of
-``test_netcluster_local.py`` (four nodes, ten sweeps).
+``test_netcluster_local.py`` (four nodes, five sweeps).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster import netns
-from tests.integration.conftest import namespaced_slurm, need_stack, reframe
+from tests.integration.conftest import ONE_AT_A_TIME, namespaced_slurm, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -58,6 +58,7 @@ def test_two_slow_nodes_of_six_are_both_named_and_nothing_else(six, tmp_path):
             "-S", "time_limit=5m", "-p", "intelmpi",
             "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
             "-n", "^FabricCheck.*mapping=node.*mode=pairs", "--repeat", str(SWEEPS),
+            *ONE_AT_A_TIME,
             "--system", "local:slurm-net", "-r"], out, env={"SLURM_CONF": str(six)},
             checks=("fabric.py",))
     finally:

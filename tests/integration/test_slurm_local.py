@@ -68,11 +68,16 @@ def test_slurm_partitions_are_detected_from_the_controller(cluster, tmp_path):
 
 @pytest.fixture(scope="module")
 def nightly_two(cluster, tmp_path_factory):
-    """The nightly selection on partition ``two``, at quick mode's sizes."""
+    """The nightly selection on partition ``two``, at quick mode's sizes.
+
+    Three samples a ping-pong value: what is judged is where each case ran
+    and why each skip, not its figures.
+    """
     need_stack("openmpi")
     need_stack("mpich")
     quick = runpy.run_path(str(ROOT / "config" / "common.py"))["QUICK"]
     return reframe(["--mode", "nightly", *quick, "-S", "Pt2ptCheck.max_size=65536",
+                    "-S", "Pt2ptCheck.repetitions=3",
                     "-S", "time_limit=1m", "--system", "local:slurm-two", "-r"],
                    tmp_path_factory.mktemp("nightly-two"), env={"SLURM_CONF": str(cluster)})
 
