@@ -71,15 +71,6 @@ class Run:
         return found[0]
 
 
-#: Repeated sweeps over the namespaced nodes one at a time, each submitted
-#: after the last ended: those nodes share this host's 2 CPUs with reframe and
-#: slurmctld, and a first sweep measured while the other nine were being
-#: submitted named a healthy link (m3 -> m6, 116 MB/s in every pass of one
-#: step against 460-1350 for its pairs elsewhere) in one full test run. A
-#: site's login node is not its compute nodes.
-ONE_AT_A_TIME = ("--exec-policy=serial",)
-
-
 #: A test's reframe reaches no host but this one: a release fetch (FetchOsu,
 #: FetchImb) of a selection that is not pointed at a test server goes to a
 #: proxy on a closed loopback port, refused at once, instead of asking DNS for

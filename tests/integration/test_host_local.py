@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.analysis.host import HOST_FILE, ONE_CPU, host_values
-from sentinel.analysis.variables import spec_of
+from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, spec_of
 from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, build_bench, need_stack, reframe
 
@@ -57,6 +57,10 @@ def _sentinel(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env=env, timeout=600)
 
 
+#: The probe's figures, and whether a higher value is the better one (their declarations).
+HOST_WORSE = {var.template: var.better == HIGHER for var in HOST_VARIABLES}
+
+
 def test_a_node_shared_with_a_hog_is_named_once_as_the_hosts_problem(tmp_path):
     need_stack("openmpi")
     clean = []
@@ -80,8 +84,15 @@ def test_a_node_shared_with_a_hog_is_named_once_as_the_hosts_problem(tmp_path):
     case = run.case("Pt2ptCheck", environ="openmpi", transport="ob1-vader", mapping="core")
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     perf = case["perfvalues"]
-    copy = perf["local:cpu:host_copy_bw"]
-    assert copy[-1] == "fail" and copy[0] < copy[1], copy  # below its reference
+    # Which of the probe's figures the hog moves past its band depends on the
+    # VM's state: the copy halved (8.7 -> 4.3 GB/s) with the round trip about
+    # unchanged in the runs of 2026-11-25; the round trip went 86 -> 1212 ns
+    # with the copy -29 %, inside its band, in a run of 2026-11-26.
+    worse = {name: perf[f"local:cpu:{name}"] for name, higher in HOST_WORSE.items()
+             if perf[f"local:cpu:{name}"][-1] == "fail"}
+    assert worse, perf
+    for name, (value, ref, *_) in worse.items():
+        assert (value < ref) == HOST_WORSE[name], (name, value, ref)  # worse, not better
     failed_mpi = [k for k, v in perf.items() if v[-1] == "fail" and ":host_" not in k]
     assert len(failed_mpi) >= 3, perf
     proc = _sentinel(["report", str(run.report_path), "--out", str(tmp_path / "report")],
@@ -89,7 +100,8 @@ def test_a_node_shared_with_a_hog_is_named_once_as_the_hosts_problem(tmp_path):
     host = [line for line in proc.stdout.splitlines() if line.startswith("host: ")]
     assert len(host) == 1, proc.stdout[-3000:]
     assert "slowed as a whole (the host probe, before any MPI): " in host[0]
-    assert "host_copy_bw " in host[0] and "worse than its reference" in host[0]
+    assert all(f"{name} " in host[0] for name in worse), host[0]
+    assert "worse than its reference" in host[0]
     summary = json.loads((tmp_path / "report" / "sentinel-report.json").read_text())
     (slowed,) = summary["host_slowdowns"]
     assert slowed["partition"] == "local:cpu" and slowed["test_cases"] == [case["name"]]

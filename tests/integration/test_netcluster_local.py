@@ -23,7 +23,6 @@ from sentinel.analysis.host import ONE_CPU
 from tests.cluster import netns
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
-    ONE_AT_A_TIME,
     QUICK,
     namespaced_slurm,
     need_stack,
@@ -330,7 +329,7 @@ def _sweeps(conf: Path, out: Path) -> list[dict]:
     """:data:`SWEEPS` pairs sweeps over the four nodes, in one session."""
     run = _on_net(conf, out, [*FABRIC, "-n", "^FabricCheck.*mapping=node.*mode=pairs",
                               "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
-                              "--repeat", str(SWEEPS), *ONE_AT_A_TIME], ("fabric.py",))
+                              "--repeat", str(SWEEPS)], ("fabric.py",))
     cases = run.cases("FabricCheck", transport="ofi-tcp", mapping="node")
     assert len(cases) == SWEEPS, run.output[-3000:]
     return cases

@@ -185,6 +185,24 @@ def test_the_second_culprit_is_judged_against_the_healthy_majority():
     assert sorted(bw.nodes) == ["m2", "m5"]
 
 
+def test_culprits_not_yet_named_do_not_drag_the_healthy_nodes_down_to_them():
+    # A full test run (2026-11-26) named nothing in one sweep: the pairs
+    # m3 <-> m6, beside two slow pairs in their step, fell to 131-159 MB/s,
+    # and with 4 of their 10 pairs with m2 or m5 the healthy nodes m3 and m6
+    # had medians of 144 MB/s, the centre m2 (83) was judged against: 1.7x,
+    # inside the factor 3. Each node is now ranked without its pairs with as
+    # many of its worst peers as culprits may remain (a third of the nodes).
+    pairs, bw, _ = _judge("pairs-six-two-slow-miss.out")
+    mine = _logs_by_node(pairs)
+    untrimmed = fabric._offs(fabric._scores(mine, set()), set(), -1.0, math.log(3.0))
+    assert untrimmed["m2"][0] < math.log(2.0)
+    trimmed = fabric._offs(fabric._scores(mine, set(), 2, -1.0), set(), -1.0, math.log(3.0))
+    assert trimmed["m2"][0] > math.log(3.0) and trimmed["m5"][0] > math.log(3.0)
+    assert sorted(bw.nodes) == ["m2", "m5"] and bw.links == {} and bw.doubt == ""
+    # the figures said are the untrimmed medians against the healthy nodes'
+    assert all(said.endswith("in 8 of 8 pairs with healthy nodes") for said in bw.nodes.values())
+
+
 def test_more_than_a_third_slow_puts_the_level_in_doubt():
     pairs, _, _ = _judge("pairs-six-clean.out")
     # three of six: m1 and m2 ten times slower, m3 three times

@@ -163,13 +163,27 @@ def _by_node(logs: dict[Pair, float]) -> dict[str, list[tuple[str, float]]]:
     return out
 
 
-def _scores(mine: dict[str, list[tuple[str, float]]], bad: set[str]) -> dict[str, float]:
-    """Each node's median over its pairs with peers not in ``bad`` (none left: no score)."""
+def _scores(mine: dict[str, list[tuple[str, float]]], bad: set[str], trim: int = 0,
+            sign: float = 1.0) -> dict[str, float]:
+    """Each node's median over its pairs with peers not in ``bad`` (none left: no score).
+
+    ``trim``: the pairs with that many of its peers, its worst (``sign``: > 0
+    worse), are left out too, keeping one peer at least: a healthy node's
+    pairs with culprits not yet named then do not drag it down to them, and
+    a culprit, all of whose pairs are slow, stays slow.
+    """
     out = {}
     for n, peers in mine.items():
-        kept = [lg for peer, lg in peers if peer not in bad]
+        kept = [(peer, lg) for peer, lg in peers if peer not in bad]
+        by_peer: dict[str, list[float]] = {}
+        for peer, lg in kept:
+            by_peer.setdefault(peer, []).append(lg)
+        drop = min(trim, len(by_peer) - 1)
+        if drop > 0:
+            worst = sorted(by_peer, key=lambda q: sign * statistics.median(by_peer[q]))[-drop:]
+            kept = [(peer, lg) for peer, lg in kept if peer not in worst]
         if kept:
-            out[n] = statistics.median(kept)
+            out[n] = statistics.median(lg for _, lg in kept)
     return out
 
 
@@ -245,11 +259,15 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
     cap = max(len(nodes) // 3, 1)
     bad: set[str] = set()
     while True:
-        scores = _scores(mine, bad)
-        found = _worst(mine, scores, bad, sign, worse, z)
+        # each node judged without its pairs with as many of its worst peers
+        # as culprits may remain unnamed: with a third of the nodes slow, those
+        # pairs can be most of a healthy node's slow side
+        ranked = _scores(mine, bad, cap - len(bad), sign)
+        found = _worst(mine, ranked, bad, sign, worse, z)
         if found is None or len(bad) == cap:
             break
         bad.add(found[0])
+    scores = _scores(mine, bad)
     fine = [v for k, v in scores.items() if k not in bad]
     level = statistics.median(fine)
     lo, hi = median_interval(fine)
