@@ -31,6 +31,8 @@
 #include "../common/bench_common.h"
 
 enum { MAX_BATCHES = 1000 };
+/* Seconds each copy batch spans at least: several scheduler time slices. */
+#define COPY_BATCH_S 0.015
 
 static _Alignas(64) atomic_long ball;
 /* The partner's start: 0 while it pins itself, 1 pinned, -1 it could not. */
@@ -137,10 +139,17 @@ static int copies(long batches, size_t bytes, double *out)
     memset(src, 1, bytes);
     memset(dst, 0, bytes);
     for (long k = 0; k < batches; k++) {
-        double t0 = now();
-        memcpy(dst, src, bytes);
-        out[k] = (double)bytes / (now() - t0) / 1e9;
-        src[k % (long)bytes] = dst[bytes - 1 - (size_t)k % bytes]; /* the copy is used */
+        /* Copies until the batch spans COPY_BATCH_S: a batch shorter than the
+         * scheduler's time slice runs whole in the probe's own slices, and a
+         * CPU shared with another process would not move its median. */
+        double t0 = now(), t;
+        long copies_done = 0;
+        do {
+            memcpy(dst, src, bytes);
+            src[copies_done % (long)bytes] = dst[bytes - 1]; /* the copy is used */
+            copies_done++;
+        } while ((t = now() - t0) < COPY_BATCH_S);
+        out[k] = (double)bytes * (double)copies_done / t / 1e9;
     }
     free(src);
     free(dst);
