@@ -148,18 +148,20 @@ BENCH_STACKS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi"]),
                 "mpich": ("mpicc.mpich", ["mpiexec.mpich"])}
 
 
-def build_bench(family: str, program: str, where: Path) -> tuple[list[str], str]:
+def build_bench(family: str, program: str, where: Path,
+                target: str = "all") -> tuple[list[str], str]:
     """The suite's benchmarks built under ``where`` with ``family``'s wrapper.
 
     Returns the launcher command and the path of ``program`` (the others lie
-    beside it, ``<where>/bench/<name>/<name>``); a build that fails (``-Wall
-    -Wextra -Werror``) fails the test with the compiler's output.
+    beside it, ``<where>/bench/<name>/<name>``; ``target``: the make target);
+    a build that fails (``-Wall -Wextra -Werror``) fails the test with the
+    compiler's output.
     """
     need_stack(family)
     cc, launcher = BENCH_STACKS[family]
     src = where / "bench"
     shutil.copytree(ROOT / "src" / "bench", src, ignore=shutil.ignore_patterns("build-*"))
-    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", "all"],
+    build = subprocess.run(["make", "-C", str(src), f"CC={cc}", target],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout + build.stderr
     return launcher, str(src / program / program)

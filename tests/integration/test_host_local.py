@@ -143,11 +143,16 @@ def _capture(hogged, refs: Path, tmp_path: Path) -> None:
     raise AssertionError("no hogged run failed in sanity in 4 attempts")
 
 
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory) -> str:
+    """The host probe alone, built once for the module."""
+    return build_bench("openmpi", "host", tmp_path_factory.mktemp("probe"), target="host")[1]
+
+
 @pytest.mark.parametrize("cpus, roundtrip", [("0", False), ("0,1", True)])
-def test_the_probe_given_one_cpu_still_measures_the_copy(tmp_path, cpus, roundtrip):
+def test_the_probe_given_one_cpu_still_measures_the_copy(probe, cpus, roundtrip):
     # a job of one rank per node and one CPU per rank gives the probe one CPU:
     # the copy is still the node's figure, the round trip unresolved with why
-    _, probe = build_bench("openmpi", "host", tmp_path)
     proc = subprocess.run(["taskset", "-c", cpus, probe, "--batches", "9", "--trips", "2000",
                            "--copy-mib", "8"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
