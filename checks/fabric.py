@@ -21,6 +21,12 @@ nodes at least), and ``patterns`` runs the Queen's study's eight
 permutations and a random one (``<pattern>_onnode_bw``,
 ``<pattern>_offnode_bw``, accepted MB/s per rank), with any mapping. Each
 of those is the median of ``repetitions`` measurements with their range.
+
+A pair of the sweep is measured beside its step's other pairs; its suspect
+links are then measured again alone (``confirm``), and one slow only beside
+the others is listed as cleared (``link m3 <-> m6: bandwidth 2.6x below the
+partition median beside the step's other pairs; 812 MB/s alone, within the
+factor``), not named.
 """
 
 
@@ -28,7 +34,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, variable
 
-from sentinel.analysis import fabric
+from sentinel.analysis import fabric, fabric_modes, fabric_sweep
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -86,6 +92,17 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     latency_factor = variable(float, value=3.0)
     outlier_z = variable(float, value=3.5)
 
+    #: The most suspect links the pairs sweep measures again alone, the
+    #: other nodes idle: a link slow only beside the other pairs of its step
+    #: (a shared path; on shared hosts, shared CPUs) is then cleared, not
+    #: named (:attr:`cleared`). A link is suspect when it is past half the
+    #: factor (in logs) of the partition's level and neither node is slow
+    #: as a whole; each costs ``repetitions`` of one stream and one
+    #: ping-pong. 0: none, every slow link named as measured.
+    #:
+    #: :type: :class:`int`
+    confirm = variable(int, value=32)
+
     #: The sweep's pairs, for the report's heatmaps: JSON
     #: ``[[src, dst, MB/s, us], ...]`` by node name.
     #:
@@ -99,11 +116,18 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     #: :default: ``''`` (set by sanity)
     outliers = variable(str, value="", loggable=True)
 
+    #: Links slow in the sweep and within the factor alone, one per line,
+    #: with both figures: listed, not failed.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (set by sanity)
+    cleared = variable(str, value="", loggable=True)
+
     build = fixture(BenchBuild, scope="environment", variables={"bench": "fabric"})
     spec = fabric.SPEC
     bench = "fabric"
     bench_options = ("mode", "rounds", "size", "iterations", "latency_iterations",
-                     "repetitions")
+                     "repetitions", "confirm", "bw_factor", "latency_factor")
     tags = {"fabric", "nightly", "acceptance"}
     between_nodes = True
     #: A sweep spans the whole partition: it runs as often as the nightly
@@ -128,20 +152,22 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
         """The mode's values; the pairs sweep's outliers named (they fail it)."""
         stdout = self.stdout_text()[0]
         if self.mode == "aggregate":
-            return fabric.aggregate_values(out, stdout)
+            return fabric_modes.aggregate_values(out, stdout)
         if self.mode == "loaded":
-            return fabric.loaded_values(out, stdout)
+            return fabric_modes.loaded_values(out, stdout)
         if self.mode == "patterns":
-            return fabric.pattern_values(out, stdout)
+            return fabric_modes.pattern_values(out, stdout)
         return self._pairs(out, stdout)
 
     def _pairs(self, out: BenchOutput, stdout: str) -> Values:
-        pairs = fabric.pairs_of(out, stdout)
-        self.fabric_pairs = fabric.pairs_json(pairs)
-        bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z)
-        latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z)
+        pairs = fabric_sweep.pairs_of(out, stdout)
+        alone = fabric_sweep.alone_of(out, stdout)
+        self.fabric_pairs = fabric_sweep.pairs_json(pairs)
+        bw = fabric.judge(pairs, True, self.bw_factor, self.outlier_z, alone)
+        latency = fabric.judge(pairs, False, self.latency_factor, self.outlier_z, alone)
         found = fabric.findings(bw, latency)
         self.outliers = "\n".join(found)
+        self.cleared = "\n".join(fabric.cleared(bw, latency))
         if found:
             raise SentinelError("; ".join(found))
         return fabric.values(pairs, bw, latency)

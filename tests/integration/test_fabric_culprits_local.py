@@ -3,8 +3,13 @@
 Six namespaced nodes ``m1`` ... ``m6`` (``tests/cluster/slurm.py up DIR --net
 6``), two of whose links (m2's and m5's) are rate-limited at once, as a
 failing switch or a bad batch of cables would leave them: a third of the
-partition. Each sweep must name both nodes and no other node, ten sweeps out
-of ten (a link between healthy nodes beside them: see the test). The
+partition. Each sweep must name both nodes and nothing else, ten sweeps out
+of ten. Six nodes share this host's two CPUs, so a pair of healthy nodes
+whose step holds a pair of each slow node can measure 2-3x below the
+others (m3 <-> m6, 116-160 MB/s against 330-1240): the sweep measures such
+a suspect link again alone, finds it within the factor and lists it as
+cleared, not named (on a site's nodes, where no pair shares CPUs with
+another, what is then cleared is a path the step's pairs share). The
 healthy sweeps that keep the verdict silent are those of
 ``test_netcluster_local.py`` (four nodes, five sweeps).
 """
@@ -26,8 +31,6 @@ SLOW = (netns.Node(2), netns.Node(5))
 #: About 5 % of the TCP bandwidth between two of these nodes on this host.
 RATE = "1gbit"
 SWEEPS = 10
-#: Sweeps that may also name one link between healthy nodes (see the test).
-LINKED_AT_MOST = 2
 #: The latency verdict's factor on these nodes, as in test_netcluster_local.py:
 #: their 8-byte latency is the kernel waking a rank on a CPU three nodes share.
 RIG_LATENCY_FACTOR = "10"
@@ -69,25 +72,12 @@ def test_two_slow_nodes_of_six_are_both_named_and_no_other_node(six, tmp_path):
     cases = run.cases("FabricCheck", transport="ofi-tcp", mapping="node")
     assert len(cases) == SWEEPS, run.output[-3000:]
     expected = {("node", f"m{n.index}") for n in SLOW}
-    linked: list[list[str]] = []
     for tc in cases:  # a failed test keeps its stage directory, not its output one
         text = (Path(tc["stagedir"]) / "rfm_job.out").read_text()
         assert len(set(re.findall(r"^SENTINEL_AFFINITY rank=\d+ host=(\S+)", text,
                                   re.M))) == NODES
-        named = _named(tc)
-        assert {x for x in named if x[0] != "link"} == expected, tc.get("fail_reason")
-        extra = sorted(link for kind, link in named if kind == "link")
-        if extra:
-            print(f"{tc['display_name']}: named beside the culprits: {extra}")
-            linked.append(extra)
-    # The claim changed (2026-11-26; README, docs/detection.md): both culprits
-    # and no other node in every sweep, and a link between two healthy nodes
-    # beside them in at most LINKED_AT_MOST sweeps, one at a time. Six nodes
-    # share this host's two CPUs: m3 <-> m6, whose step holds a pair of each
-    # slow node, measured 116-160 MB/s in every pass of that step against
-    # 330-1240 for the other healthy pairs, and was named in 2 of 50 sweeps
-    # that day. On a site's nodes no pair shares CPUs with another; the judge
-    # is not loosened, and there any such link is a finding.
-    assert len(linked) <= LINKED_AT_MOST and all(len(x) == 1 for x in linked), linked
-    healthy = {f"m{k}" for k in range(1, NODES + 1)} - {n for _, n in expected}
-    assert all(set(re.split(r" <?-> ", x[0])) <= healthy for x in linked), linked
+        assert "SENTINEL_FABRIC_CONFIRMS" in text, text[-2000:]
+        assert _named(tc) == expected, tc.get("fail_reason")
+        cleared = tc.get("cleared")
+        if cleared:
+            print(f"{tc['display_name']}: cleared alone: {cleared}")

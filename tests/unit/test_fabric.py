@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from sentinel.analysis import fabric
+from sentinel.analysis import fabric, fabric_modes, fabric_sweep
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse
 from tests.conftest import DATA
@@ -25,7 +25,7 @@ def _out(name: str):
 
 
 def _judge(name: str):
-    pairs = fabric.pairs_of(_out(name), name)
+    pairs = fabric_sweep.pairs_of(_out(name), name)
     return pairs, fabric.judge(pairs, True, 2.0, 3.5), fabric.judge(pairs, False, 3.0, 3.5)
 
 
@@ -76,7 +76,7 @@ def test_a_slow_pair_between_fine_nodes_is_a_slow_link_named_once():
 
 def test_one_way_slow_is_named_with_its_direction():
     pairs, _, _ = _judge("pairs-clean.out")
-    slow = [fabric.Pair(p.src, p.dst, p.bw_mbs / 10 if (p.src, p.dst) == ("m1", "m3")
+    slow = [fabric_sweep.Pair(p.src, p.dst, p.bw_mbs / 10 if (p.src, p.dst) == ("m1", "m3")
                         else p.bw_mbs, p.latency_us) for p in pairs]
     bw = fabric.judge(slow, True, 2.0, 3.5)
     assert bw.nodes == {} and list(bw.links) == [("m1", "m3")]
@@ -88,7 +88,7 @@ def test_one_way_slow_is_named_with_its_direction():
 def test_a_spread_under_the_factor_names_nothing():
     # a node 1.5x below the others is far out by its z-score but not by the factor
     pairs, _, _ = _judge("pairs-clean.out")
-    slower = [fabric.Pair(p.src, p.dst, p.bw_mbs / 1.5 if "m4" in (p.src, p.dst)
+    slower = [fabric_sweep.Pair(p.src, p.dst, p.bw_mbs / 1.5 if "m4" in (p.src, p.dst)
                           else p.bw_mbs, p.latency_us) for p in pairs]
     bw = fabric.judge(slower, True, 2.0, 3.5)
     assert bw.nodes == {} and bw.links == {}
@@ -99,16 +99,16 @@ def test_a_sweep_with_two_ranks_on_one_node_is_refused():
     text = (FABRIC / "pairs-clean.out").read_text().replace("rank=1 host=m2", "rank=1 host=m1")
     with pytest.raises(SentinelError, match=r"x: the pairs sweep needs one rank per node; "
                                             r"4 ranks ran on 3 node\(s\)"):
-        fabric.pairs_of(parse(text, "fabric"), "x")
+        fabric_sweep.pairs_of(parse(text, "fabric"), "x")
 
 
 def test_aggregate_loaded_and_pattern_values():
-    agg = fabric.aggregate_values(_out("aggregate.out"), "x")
+    agg = fabric_modes.aggregate_values(_out("aggregate.out"), "x")
     assert set(agg) == {"aggregate_bw_P1", "aggregate_bw_P2", "aggregate_bw_half"}
-    loaded = fabric.loaded_values(_out("loaded.out"), "x")
+    loaded = fabric_modes.loaded_values(_out("loaded.out"), "x")
     assert loaded["loaded_latency_ratio"][0] == pytest.approx(
         loaded["latency_loaded"][0] / loaded["latency_idle"][0])
-    patterns = fabric.pattern_values(_out("patterns.out"), "x")
+    patterns = fabric_modes.pattern_values(_out("patterns.out"), "x")
     # one rank per node: every rank that moves data moves it off its node
     assert {k.split("_")[1] for k in patterns} == {"offnode"}
     assert "complement_offnode_bw" in patterns
@@ -123,11 +123,11 @@ def test_aggregate_loaded_and_pattern_values():
     with pytest.raises(SentinelError, match=r"line 30: SENTINEL_FABRIC_AGGREGATE has no "
                                             r"field 'bw_lo_mbs'"):
         text = (FABRIC / "aggregate.out").read_text()
-        fabric.aggregate_values(parse(re.sub(r" bw_lo_mbs=\S+", "", text), "fabric"), "x")
+        fabric_modes.aggregate_values(parse(re.sub(r" bw_lo_mbs=\S+", "", text), "fabric"), "x")
     with pytest.raises(SentinelError,
                        match=r"x: latency reported for \['gone', 'idle'\] state"):
         text = (FABRIC / "loaded.out").read_text()
-        fabric.loaded_values(parse(text.replace("state=loaded", "state=gone"), "fabric"), "x")
+        fabric_modes.loaded_values(parse(text.replace("state=loaded", "state=gone"), "fabric"), "x")
 
 
 def _slower(pairs, node: str, by: float, latency: bool = False):
@@ -136,8 +136,8 @@ def _slower(pairs, node: str, by: float, latency: bool = False):
         if node not in (p.src, p.dst):
             return p
         if latency:
-            return fabric.Pair(p.src, p.dst, p.bw_mbs, p.latency_us * by)
-        return fabric.Pair(p.src, p.dst, p.bw_mbs / by, p.latency_us)
+            return fabric_sweep.Pair(p.src, p.dst, p.bw_mbs, p.latency_us * by)
+        return fabric_sweep.Pair(p.src, p.dst, p.bw_mbs / by, p.latency_us)
     return [worse(p) for p in pairs]
 
 
@@ -236,7 +236,7 @@ def test_a_wide_healthy_spread_does_not_hide_the_culprits():
     # their spread widened the MAD and m2's z-score fell under the cut. Here
     # sweep 8 with m1's pairs with healthy nodes 2.2x slower (218-1871 MB/s).
     pairs, _, _ = _judge("pairs-six-two-slow-8.out")
-    wide = [fabric.Pair(p.src, p.dst, p.bw_mbs * 0.45, p.latency_us)
+    wide = [fabric_sweep.Pair(p.src, p.dst, p.bw_mbs * 0.45, p.latency_us)
             if "m1" in (p.src, p.dst) and not {p.src, p.dst} & {"m2", "m5"} else p
             for p in pairs]
     scores = fabric._scores(_logs_by_node(wide), set())
@@ -245,3 +245,52 @@ def test_a_wide_healthy_spread_does_not_hide_the_culprits():
     assert offs["m2"][0] > math.log(2.5) and offs["m2"][1] < 3.5
     bw = fabric.judge(wide, True, 2.0, 3.5)
     assert sorted(bw.nodes) == ["m2", "m5"] and bw.links == {}
+
+
+def _judge_alone(name: str, alone=None):
+    out = _out(name)
+    pairs = fabric_sweep.pairs_of(out, name)
+    alone = fabric_sweep.alone_of(out, name) if alone is None else alone
+    return alone, fabric.judge(pairs, True, 2.0, 3.5, alone)
+
+
+def test_a_link_slow_only_beside_its_steps_pairs_is_cleared_alone_not_named():
+    # The culprits test's sweep (2026-11-26): m3 -> m6 4.8x below the partition
+    # median beside a pair of each slow node (six nodes on two CPUs), 917 MB/s
+    # measured again alone, the other nodes idle.
+    alone, bw = _judge_alone("pairs-six-two-slow-cleared.out")
+    assert alone.suspects == 3 and ("m3", "m6") in alone.pairs
+    assert sorted(bw.nodes) == ["m2", "m5"] and bw.links == {}
+    assert list(bw.cleared) == [("m3", "m6")]
+    assert re.fullmatch(r"link m3 -> m6: bandwidth \S+x below the partition median beside the "
+                        r"step's other pairs; 917\.1 MB/s alone, within the factor: not a bad "
+                        r"link", bw.cleared[("m3", "m6")])
+    # without the measurement alone, the same sweep names that link
+    _, unconfirmed = _judge_alone("pairs-six-two-slow-cleared.out", fabric_sweep.Alone())
+    assert list(unconfirmed.links) == [("m3", "m6")] and unconfirmed.cleared == {}
+    assert unconfirmed.links[("m3", "m6")].endswith("; both nodes fine")
+
+
+def test_a_bad_link_stays_slow_alone_and_is_named_with_that_figure():
+    # traffic between m1 and m3 alone at 1 Gbit/s: 117-119 MB/s alone, both ways
+    alone, bw = _judge_alone("pairs-pair-slow-confirmed.out")
+    assert alone.suspects == 2 and set(alone.pairs) == {("m1", "m3"), ("m3", "m1")}
+    assert bw.nodes == {} and bw.cleared == {} and list(bw.links) == [("m1", "m3")]
+    assert re.fullmatch(r"link m1 <-> m3: bandwidth \S+x below the partition median, both "
+                        r"ways; both nodes fine; 11\d\.\d MB/s and 11\d\.\d MB/s alone",
+                        bw.links[("m1", "m3")])
+    # a named link the benchmark did not reach (more suspects than --confirm) says so
+    _, capped = _judge_alone("pairs-pair-slow-confirmed.out", fabric_sweep.Alone({}, 40))
+    assert capped.links[("m1", "m3")].endswith("; not measured alone (0 of 40 suspect links "
+                                               "were: raise confirm)")
+
+
+def test_a_sweep_cut_short_before_its_links_were_measured_alone_is_an_error():
+    text = (FABRIC / "pairs-pair-slow-confirmed.out").read_text()
+    cut = text[:text.index("SENTINEL_FABRIC_CONFIRM ")]
+    with pytest.raises(SentinelError, match=r"x: the sweep was to measure its suspect links "
+                       r"again \(--confirm\) and printed no SENTINEL_FABRIC_CONFIRMS line: the "
+                       r"output is truncated"):
+        fabric_sweep.alone_of(parse(cut, "fabric"), "x")
+    # a sweep that measured none again (--confirm 0, or captured before it) judges as measured
+    assert fabric_sweep.alone_of(_out("pairs-pair-slow.out"), "x") == fabric_sweep.Alone()

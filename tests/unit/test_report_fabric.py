@@ -10,10 +10,11 @@ alone through Slurm's TaskProlog (``run-report-slurm-vet.json``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import sentinel.results.report as report_pkg
-from sentinel.results.report import tables
+from sentinel.results.report import summary, tables
 from sentinel.results.report.figures import fabric
 from sentinel.results.report.load import cases_of
 from tests.conftest import DATA
@@ -61,3 +62,16 @@ def test_the_vet_mode_summary_names_the_failed_node_and_why():
 def test_no_node_summary_without_distribute():
     assert tables.nodes(_cases("run-report-fabric-clean.json")) == []
     assert len(report_pkg.headline([], tables.acceptance([]), [])) == 1
+
+
+def test_links_cleared_alone_are_listed_apart_from_what_the_sweep_named():
+    case = next(c for c in _cases("run-report-fabric-link.json") if c.check == "FabricCheck")
+    said = ("link m3 -> m6: bandwidth 4.8x below the partition median beside the step's "
+            "other pairs; 917.1 MB/s alone, within the factor: not a bad link")
+    cleared = dataclasses.replace(case, extra={**case.extra, "cleared": said})
+    named, listed = summary._fabric([cleared]), summary._fabric([cleared], "cleared")
+    assert named.verdict == "FAIL" and [ln.text for ln in named.lines] == [
+        f"{case.where}: {ln}" for ln in case.extra["outliers"].splitlines()]
+    assert listed.verdict == "INFO" and [ln.text for ln in listed.lines] == [
+        f"{case.where}: {said}"]
+    assert summary._fabric([case], "cleared").lines == []

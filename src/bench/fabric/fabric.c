@@ -19,6 +19,12 @@
  *                SENTINEL_FABRIC_PAIR step=s src=S dst=D bytes=B bw_mbs=X latency_us=L
  *              and the sweep's steps and the wall time of its passes:
  *                SENTINEL_FABRIC_SWEEP steps=n seconds=T
+ *              With --confirm K > 0, the suspect links are then measured
+ *              again alone, the other ranks idle (see suspects()): the K
+ *              most suspect, each pair one way, the medians of
+ *              --repetitions, and how many were suspect:
+ *                SENTINEL_FABRIC_CONFIRM src=S dst=D bytes=B bw_mbs=X latency_us=L
+ *                SENTINEL_FABRIC_CONFIRMS suspects=c confirmed=k seconds=T
  *   aggregate  k = 1 ... N/2 concurrent pairs, rank i streaming to rank
  *              i + N/2 (i < k); the summed bandwidth of the k pairs, the
  *              median of --repetitions and its interval:
@@ -45,6 +51,7 @@
  * Nothing is printed inside a timed region; rank 0 prints after gathering. */
 #include "../common/bench_common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +75,8 @@ static const char *const pattern_names[NPATTERN] = {
 
 typedef struct {
     unsigned mode, rounds;
-    long bytes, iterations, latency_iterations, repetitions;
+    long bytes, iterations, latency_iterations, repetitions, confirm;
+    double bw_factor, latency_factor;
 } options;
 
 static const char usage[] =
@@ -76,7 +84,10 @@ static const char usage[] =
     "              [--size B] [--iterations I] [--latency-iterations L] [--repetitions R]\n"
     "  --size (1048576) bytes of the bandwidth messages; --iterations (20) of them per\n"
     "  measurement; --latency-iterations (1000) 8-byte messages per latency; --repetitions\n"
-    "  (3) per pair (the median is printed); --rounds (all): every pair, or neighbours\n";
+    "  (3) per pair (the median is printed); --rounds (all): every pair, or neighbours\n"
+    "  [--confirm K] [--bw-factor F] [--latency-factor F]  (pairs) measure again alone\n"
+    "  up to K (0) links whose bandwidth is F (2) times below the partition's level or\n"
+    "  latency F (3) times above it, between nodes that are not slow as a whole\n";
 
 /* A list-of-names option that takes exactly one name: its index in *target. */
 static int one_name(const char *option, const char *val, const char *const *names, int n,
@@ -104,10 +115,24 @@ static int parse_rounds(const sb_option *opt, const char *val, char *err, size_t
     return one_name(opt->name, val, round_names, NROUNDS, opt->target.custom, err, errlen);
 }
 
+/* A factor: a number above 1. */
+static int parse_factor(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    char *end = NULL;
+    double x = strtod(val, &end);
+    if (end == val || *end != '\0' || !(x > 1.0 && x < 1e6)) {
+        snprintf(err, errlen, "%s: '%s' is not a factor above 1", opt->name, val);
+        return -1;
+    }
+    *(double *)opt->target.custom = x;
+    return 0;
+}
+
 static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
 {
     *o = (options){.mode = NMODE, .rounds = R_ALL, .bytes = 1048576, .iterations = 20,
-                   .latency_iterations = 1000, .repetitions = 3};
+                   .latency_iterations = 1000, .repetitions = 3, .confirm = 0,
+                   .bw_factor = 2.0, .latency_factor = 3.0};
     const sb_option table[] = {
         SB_OPTION_HELP("--help"),
         SB_OPTION_CUSTOM("--mode", &o->mode, parse_mode),
@@ -116,6 +141,9 @@ static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
         SB_OPTION_LONG("--iterations", &o->iterations, 1, 1000000),
         SB_OPTION_LONG("--latency-iterations", &o->latency_iterations, 1, 100000000),
         SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 1000),
+        SB_OPTION_LONG("--confirm", &o->confirm, 0, 100000),
+        SB_OPTION_CUSTOM("--bw-factor", &o->bw_factor, parse_factor),
+        SB_OPTION_CUSTOM("--latency-factor", &o->latency_factor, parse_factor),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
@@ -267,6 +295,189 @@ static int sweep_peer(const fabric *f, const options *o, int j)
                               : neighbour_peer(f->rank, f->size, j);
 }
 
+/* A directed pair to measure again alone, and by how much it is suspect. */
+typedef struct {
+    int src, dst;
+    double excess;
+} suspect;
+
+/* Each node's median of `bad` (log figures, larger is worse; NAN: not
+ * measured) over its pairs both ways, leaving out its pairs with its `trim`
+ * worst peers (one peer kept at least): with up to a third of the nodes
+ * slow, a healthy node's pairs with them are not its own slowness. */
+static void node_levels(const double *bad, int n, int trim, double *level)
+{
+    double *peer = malloc((size_t)n * sizeof *peer), *kept = malloc(2 * (size_t)n * sizeof *kept);
+    if (peer == NULL || kept == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    for (int a = 0; a < n; a++) {
+        int peers = 0;
+        for (int b = 0; b < n; b++) {
+            double x = bad[a * n + b], y = bad[b * n + a];
+            int both = !isnan(x) && !isnan(y);
+            peer[b] = both ? 0.5 * (x + y) : !isnan(x) ? x : y; /* NAN when neither */
+            peers += !isnan(peer[b]);
+        }
+        int drop = trim < peers - 1 ? trim : peers - 1, count = 0;
+        for (int d = 0; d < drop; d++) { /* the worst peer left: out */
+            int worst = -1;
+            for (int b = 0; b < n; b++)
+                if (!isnan(peer[b]) && (worst < 0 || peer[b] > peer[worst]))
+                    worst = b;
+            peer[worst] = NAN;
+        }
+        for (int b = 0; b < n; b++) {
+            if (isnan(peer[b]))
+                continue;
+            if (!isnan(bad[a * n + b]))
+                kept[count++] = bad[a * n + b];
+            if (!isnan(bad[b * n + a]))
+                kept[count++] = bad[b * n + a];
+        }
+        level[a] = count ? sb_median(kept, count) : NAN;
+    }
+    free(peer);
+    free(kept);
+}
+
+/* How far each directed pair is past the partition's level, in factors
+ * (1: `factor` times worse), into excess[]; NAN for a pair of a node slow
+ * as a whole (it is that node's, which the analysis names) or not measured.
+ * The level is the median of the node levels (node_levels, a third of the
+ * nodes trimmed), as the analysis (sentinel.analysis.fabric) takes it. */
+static void excess_of(const double *bad, int n, double factor, double *excess)
+{
+    double *level = malloc((size_t)n * sizeof *level), *levels = malloc((size_t)n * sizeof *levels);
+    if (level == NULL || levels == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    node_levels(bad, n, n / 3 > 1 ? n / 3 : 1, level);
+    int count = 0;
+    for (int a = 0; a < n; a++)
+        if (!isnan(level[a]))
+            levels[count++] = level[a];
+    double mid = count ? sb_median(levels, count) : NAN, w = log(factor);
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            double x = bad[a * n + b];
+            int whole = level[a] - mid >= w || level[b] - mid >= w;
+            excess[a * n + b] = isnan(x) || whole ? NAN : (x - mid) / w;
+        }
+    free(level);
+    free(levels);
+}
+
+/* The suspect links of the sweep's medians (bw, latency: n x n, src-major;
+ * NAN not measured), the most suspect first; their count. A link is suspect
+ * when its bandwidth or latency is past half the factor (in logs) of the
+ * partition's level and neither of its nodes is slow as a whole: the links
+ * the analysis may name (past the whole factor), with a margin. */
+static int suspects(const double *bw, const double *latency, int n, const options *o,
+                    suspect *out)
+{
+    size_t nn = (size_t)n * (size_t)n;
+    double *bad = calloc(2 * nn, sizeof *bad), *excess = malloc(2 * nn * sizeof *excess);
+    if (bad == NULL || excess == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    for (size_t i = 0; i < nn; i++) {
+        bad[i] = bw[i] > 0.0 ? -log(bw[i]) : NAN;
+        bad[nn + i] = latency[i] > 0.0 ? log(latency[i]) : NAN;
+    }
+    excess_of(bad, n, o->bw_factor, excess);
+    excess_of(bad + nn, n, o->latency_factor, excess + nn);
+    int count = 0;
+    for (size_t i = 0; i < nn; i++) {
+        double e = isnan(excess[i]) ? excess[nn + i]
+                   : isnan(excess[nn + i]) || excess[i] > excess[nn + i] ? excess[i]
+                                                                         : excess[nn + i];
+        if (e >= 0.5)
+            out[count++] = (suspect){(int)(i / (size_t)n), (int)(i % (size_t)n), e};
+    }
+    for (int i = 1; i < count; i++) /* insertion sort, most suspect first */
+        for (int j = i; j > 0 && out[j].excess > out[j - 1].excess; j--) {
+            suspect t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    free(bad);
+    free(excess);
+    return count;
+}
+
+/* The first `count` suspect links measured again, one at a time with every
+ * other rank idle in a barrier: a link slow in its step only because of the
+ * step's other pairs (a path they share, or on shared hosts their CPUs)
+ * is then as fast as the others, and a bad link is still slow. */
+static void confirm(const fabric *f, const options *o, const suspect *links, int count,
+                    int found)
+{
+    double *mine = calloc(2 * (size_t)count + 1, sizeof *mine);
+    double *all = calloc(2 * (size_t)count + 1, sizeof *all);
+    double *reps = malloc((size_t)o->repetitions * sizeof *reps);
+    if (mine == NULL || all == NULL || reps == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < count; k++) {
+        int src = links[k].src, dst = links[k].dst;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (f->rank != src && f->rank != dst)
+            continue;
+        int sends = f->rank == src, peer = sends ? dst : src;
+        int to = sends ? dst : MPI_PROC_NULL, from = sends ? MPI_PROC_NULL : src;
+        exchange(f, to, from, o->bytes, 1);
+        for (long rep = 0; rep < o->repetitions; rep++)
+            reps[rep] = (double)o->bytes * (double)o->iterations /
+                        exchange(f, to, from, o->bytes, o->iterations) / 1e6;
+        double bw = sb_median(reps, (int)o->repetitions);
+        options few = *o;
+        few.repetitions = 1;
+        few.latency_iterations = o->latency_iterations / 10 + 1;
+        pingpong(peer, sends, &few, reps);
+        double latency = pingpong(peer, sends, o, reps);
+        if (!sends) {
+            mine[2 * k] = bw;
+            mine[2 * k + 1] = latency;
+        }
+    }
+    mine[2 * count] = MPI_Wtime() - t0;
+    MPI_Reduce(mine, all, 2 * count + 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    for (int k = 0; f->rank == 0 && k < count; k++)
+        printf("SENTINEL_FABRIC_CONFIRM src=%d dst=%d bytes=%ld bw_mbs=%.2f latency_us=%.3f\n",
+               links[k].src, links[k].dst, o->bytes, all[2 * k], all[2 * k + 1]);
+    if (f->rank == 0)
+        printf("SENTINEL_FABRIC_CONFIRMS suspects=%d confirmed=%d seconds=%.3f\n", found, count,
+               all[2 * count]);
+    free(mine);
+    free(all);
+    free(reps);
+}
+
+/* Rank 0 finds the suspect links of the sweep's medians; every rank then
+ * measures its part of the --confirm most suspect again. */
+static void confirm_suspects(const fabric *f, const options *o, const double *bw,
+                             const double *latency)
+{
+    int n = f->size, head[2] = {0, 0};
+    suspect *links = malloc((size_t)n * (size_t)n * sizeof *links);
+    int *ends = malloc(2 * (size_t)n * (size_t)n * sizeof *ends);
+    if (links == NULL || ends == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    if (f->rank == 0) {
+        head[0] = suspects(bw, latency, n, o, links);
+        head[1] = head[0] < o->confirm ? head[0] : (int)o->confirm;
+        for (int k = 0; k < head[1]; k++) {
+            ends[2 * k] = links[k].src;
+            ends[2 * k + 1] = links[k].dst;
+        }
+    }
+    MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(ends, 2 * head[1], MPI_INT, 0, MPI_COMM_WORLD);
+    for (int k = 0; k < head[1]; k++)
+        links[k] = (suspect){ends[2 * k], ends[2 * k + 1], 0.0};
+    confirm(f, o, links, head[1], head[0]);
+    free(links);
+    free(ends);
+}
+
 /* The pairs sweep: every directed pair of the matchings, one way at a time.
  * The repetitions are passes over the whole sweep, not back-to-back
  * measurements of one step: a pair's median then comes from samples spread
@@ -291,6 +502,12 @@ static void pairs(const fabric *f, const options *o)
                     &latency[s * reps + rep]);
         }
     double seconds = MPI_Wtime() - t0;
+    size_t nn = (size_t)f->size * (size_t)f->size;
+    double *bw_of = malloc(nn * sizeof *bw_of), *latency_of = malloc(nn * sizeof *latency_of);
+    if (bw_of == NULL || latency_of == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    for (size_t i = 0; i < nn; i++)
+        bw_of[i] = latency_of[i] = NAN;
     for (int s = 0; s < steps; s++) {
         int peer = sweep_peer(f, o, s / 2);
         int receives = peer >= 0 && (s % 2 == 0) != (f->rank < peer);
@@ -298,13 +515,21 @@ static void pairs(const fabric *f, const options *o)
                           peer >= 0 ? sb_median(&latency[s * reps], (int)reps) : 0.0};
         MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         for (int r = 0; f->rank == 0 && r < f->size; r++)
-            if (all[3 * r] >= 0.0)
+            if (all[3 * r] >= 0.0) {
+                int src = (int)all[3 * r];
+                bw_of[src * f->size + r] = all[3 * r + 1];
+                latency_of[src * f->size + r] = all[3 * r + 2];
                 printf("SENTINEL_FABRIC_PAIR step=%d src=%d dst=%d bytes=%ld bw_mbs=%.2f "
-                       "latency_us=%.3f\n", s + 1, (int)all[3 * r], r, o->bytes,
-                       all[3 * r + 1], all[3 * r + 2]);
+                       "latency_us=%.3f\n", s + 1, src, r, o->bytes, all[3 * r + 1],
+                       all[3 * r + 2]);
+            }
     }
     if (f->rank == 0)
         printf("SENTINEL_FABRIC_SWEEP steps=%d seconds=%.3f\n", steps, seconds);
+    if (o->confirm > 0)
+        confirm_suspects(f, o, bw_of, latency_of);
+    free(bw_of);
+    free(latency_of);
     free(bw);
     free(latency);
     free(all);
@@ -534,9 +759,9 @@ int main(int argc, char **argv)
         return rc;
     if (f.rank == 0)
         printf("SENTINEL_CONFIG bench=%s ranks=%d mode=%s rounds=%s bytes=%ld iterations=%ld "
-               "latency_iterations=%ld repetitions=%ld\n", PROGRAM, f.size,
+               "latency_iterations=%ld repetitions=%ld confirm=%ld\n", PROGRAM, f.size,
                mode_names[o.mode], round_names[o.rounds], o.bytes, o.iterations,
-               o.latency_iterations, o.repetitions);
+               o.latency_iterations, o.repetitions, o.confirm);
     rc = sb_report_environment(MPI_COMM_WORLD) == 0 ? 0 : 3;
     f.send = malloc((size_t)o.bytes);
     /* a window of receives, each into its own slot */

@@ -21,19 +21,24 @@ of its pairs with a healthy node is worse than every pair between healthy
 nodes, with enough pairs on each side that the chance of that ordering
 among exchangeable pairs, 1 / C(a + b, a), is at most :data:`SEPARATED_P`
 (a rank-sum test at its extreme).
+
+A pair is measured beside the other pairs of its step. The benchmark
+measures its suspect links again alone (``--confirm``); a link slow in the
+sweep and within the factor alone is slow only beside the step's other
+pairs (a path they share or, on shared hosts, their CPUs): it is not named
+as a bad link but listed as cleared, with both figures. Contention itself
+is the aggregate and patterns modes' to measure.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass, field
 
+from sentinel.analysis.fabric_sweep import Alone, Pair
 from sentinel.analysis.fits import median_coverage, median_interval
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, Level, PerfVar, Values
-from sentinel.errors import SentinelError
-from sentinel.parsers.sentinel_output import BenchOutput
 
 #: The benchmark's modes, and the permutation patterns of its patterns mode.
 MODES = ("pairs", "aggregate", "loaded", "patterns")
@@ -72,16 +77,6 @@ SPEC = CheckSpec(
 )
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One directed node pair of the sweep."""
-
-    src: str
-    dst: str
-    bw_mbs: float
-    latency_us: float
-
-
 @dataclass
 class Verdict:
     """The outliers of one quantity (bandwidth or latency) of the matrix."""
@@ -99,38 +94,8 @@ class Verdict:
     doubt: str = ""
     #: Nodes whose every pair is with a named node: not judged.
     unjudged: list[str] = field(default_factory=list)
-
-
-def pairs_of(out: BenchOutput, stdout: str) -> list[Pair]:
-    """The sweep's pairs with the node of each rank (one rank per node, as asked)."""
-    hosts = {r.integer("rank"): r.text("host") for r in out.of("AFFINITY")}
-    ranks = out.of("CONFIG")[0].integer("ranks")
-    if sorted(hosts) != list(range(ranks)):
-        raise SentinelError(f"{stdout}: affinity reported for ranks {sorted(hosts)}, "
-                            f"not 0..{ranks - 1}")
-    if len(set(hosts.values())) != ranks:
-        raise SentinelError(f"{stdout}: the pairs sweep needs one rank per node; "
-                            f"{ranks} ranks ran on {len(set(hosts.values()))} node(s)")
-    found = [Pair(hosts[r.integer("src")], hosts[r.integer("dst")], r.number("bw_mbs"),
-                  r.number("latency_us")) for r in out.of("FABRIC_PAIR")]
-    if not found:
-        raise SentinelError(f"{stdout}: no SENTINEL_FABRIC_PAIR line")
-    return found
-
-
-def pairs_json(pairs: list[Pair]) -> str:
-    """The pairs as JSON ``[[src, dst, MB/s, us], ...]`` (a check field the report reads)."""
-    return json.dumps([[p.src, p.dst, p.bw_mbs, p.latency_us] for p in pairs])
-
-
-def pairs_from_json(text: str, where: str) -> list[Pair]:
-    """:func:`pairs_json`'s pairs again; SentinelError names ``where`` when it is not that."""
-    try:
-        rows = json.loads(text)
-        return [Pair(str(a), str(b), float(bw), float(lat)) for a, b, bw, lat in rows]
-    except (ValueError, TypeError) as err:
-        raise SentinelError(f"{where}: fabric_pairs is not [[src, dst, MB/s, us], ...]: "
-                            f"{err}") from None
+    #: Links slow in the sweep and within the factor alone: not named.
+    cleared: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def _mad(values: list[float]) -> float:
@@ -240,7 +205,8 @@ def _worst(mine: dict[str, list[tuple[str, float]]], scores: dict[str, float], b
     return found
 
 
-def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) -> Verdict:
+def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float,
+          alone: Alone | None = None) -> Verdict:
     """Outlier nodes and links of bandwidth (``higher_is_better``) or latency.
 
     Nodes are named one at a time, the worst first; each named node's pairs
@@ -284,13 +250,18 @@ def judge(pairs: list[Pair], higher_is_better: bool, factor: float, z: float) ->
                          f"({', '.join(sorted(bad | {found[0]}))} and maybe more): the "
                          "partition's level itself is in doubt")
     verdict.unjudged = sorted(set(nodes) - set(scores))
-    _judge_links(verdict, logs, sign, worse, z, level)
+    _judge_links(verdict, logs, sign, worse, z, level, alone or Alone())
     return verdict
 
 
 def _judge_links(verdict: Verdict, logs: dict[Pair, float], sign: float, worse: float,
-                 z: float, level: float) -> None:
-    """Pairs slow while both their nodes are fine, named once (both ways when so)."""
+                 z: float, level: float, alone: Alone) -> None:
+    """Pairs slow while both their nodes are fine, named once (both ways when so).
+
+    A direction measured again alone within the factor is slow only beside
+    the step's other pairs: a link none of whose slow directions stay slow
+    alone is cleared, not named.
+    """
     side = "below" if sign < 0 else "above"
     fine = {p: lg for p, lg in logs.items() if not {p.src, p.dst} & verdict.nodes.keys()}
     spread = _mad(list(fine.values())) if fine else 0.0
@@ -300,10 +271,44 @@ def _judge_links(verdict: Verdict, logs: dict[Pair, float], sign: float, worse: 
         if (b, a) in slow and b < a:
             continue  # said with (b, a): both ways
         ways = (b, a) in slow
-        verdict.links[(a, b)] = (f"link {a} {'<->' if ways else '->'} {b}: {verdict.what} "
-                                 f"{math.exp(min(by, slow.get((b, a), by))):.1f}x {side} the "
-                                 f"partition median{', both ways' if ways else ''}; "
-                                 "both nodes fine")
+        said = (f"link {a} {'<->' if ways else '->'} {b}: {verdict.what} "
+                f"{math.exp(min(by, slow.get((b, a), by))):.1f}x {side} the partition "
+                f"median{', both ways' if ways else ''}")
+        directions = [(a, b), (b, a)] if ways else [(a, b)]
+        offs = [_alone_off(alone, d, verdict.what, sign, level) for d in directions]
+        if all(off is not None and off < worse for off in offs):
+            verdict.cleared[(a, b)] = (f"{said} beside the step's other pairs; "
+                                       f"{_alone_said(alone, directions, verdict.what)} "
+                                       "alone, within the factor: not a bad link")
+        else:
+            verdict.links[(a, b)] = (f"{said}; both nodes fine"
+                                     f"{_alone_note(alone, directions, verdict.what)}")
+
+
+def _alone_off(alone: Alone, pair: tuple[str, str], what: str, sign: float,
+               level: float) -> float | None:
+    """How far ``pair`` measured alone is past the level (> 0: worse); None: not measured."""
+    p = alone.pairs.get(pair)
+    if p is None:
+        return None
+    return sign * (math.log(p.bw_mbs if what == "bandwidth" else p.latency_us) - level)
+
+
+def _alone_said(alone: Alone, directions: list[tuple[str, str]], what: str) -> str:
+    unit = "MB/s" if what == "bandwidth" else "us"
+    figures = [alone.pairs[d].bw_mbs if what == "bandwidth" else alone.pairs[d].latency_us
+               for d in directions if d in alone.pairs]
+    return " and ".join(f"{x:.4g} {unit}" for x in figures)
+
+
+def _alone_note(alone: Alone, directions: list[tuple[str, str]], what: str) -> str:
+    """What the measurement alone said of a named link ('' when the sweep measured none)."""
+    if alone.suspects is None:
+        return ""
+    if any(d in alone.pairs for d in directions):
+        return f"; {_alone_said(alone, directions, what)} alone"
+    return (f"; not measured alone ({len(alone.pairs)} of {alone.suspects} suspect links "
+            "were: raise confirm)")
 
 
 def findings(bw: Verdict, latency: Verdict) -> list[str]:
@@ -317,6 +322,11 @@ def findings(bw: Verdict, latency: Verdict) -> list[str]:
     return found
 
 
+def cleared(bw: Verdict, latency: Verdict) -> list[str]:
+    """Links slow in the sweep but not alone: listed, not failed."""
+    return [*bw.cleared.values(), *latency.cleared.values()]
+
+
 def values(pairs: list[Pair], bw: Verdict, latency: Verdict) -> Values:
     """The partition-level variables of a sweep."""
     out = Values(SPEC)
@@ -328,67 +338,3 @@ def values(pairs: list[Pair], bw: Verdict, latency: Verdict) -> Values:
     out["outlier_nodes"] = (float(len(bw.nodes.keys() | latency.nodes.keys())), "1")
     out["outlier_links"] = (float(len(bw.links.keys() | latency.links.keys())), "1")
     return out
-
-
-def _coverage(out: BenchOutput) -> float:
-    """The coverage of the benchmark's intervals: the median's over its repetitions."""
-    return median_coverage(out.of("CONFIG")[0].integer("repetitions"))
-
-
-def _spread(rec, key: str, unit: str) -> tuple[float, tuple[float, float]]:
-    """A record's median ``<key>_<unit>`` and its interval ``<key>_lo_<unit>`` .. ``_hi_``."""
-    return rec.number(f"{key}_{unit}"), (rec.number(f"{key}_lo_{unit}"),
-                                         rec.number(f"{key}_hi_{unit}"))
-
-
-def aggregate_values(out: BenchOutput, stdout: str) -> Values:
-    """``aggregate_bw_P<k>`` for k = 1 ... N/2 pairs, and ``aggregate_bw_half``."""
-    found = Values(SPEC)
-    recs = out.of("FABRIC_AGGREGATE")
-    if not recs:
-        raise SentinelError(f"{stdout}: no SENTINEL_FABRIC_AGGREGATE line")
-    coverage = _coverage(out)
-    for rec in recs:
-        found.put("aggregate_bw_P{pairs}", *_spread(rec, "bw", "mbs"), coverage,
-                  pairs=rec.integer("pairs"))
-    found.put("aggregate_bw_half", *_spread(recs[-1], "bw", "mbs"), coverage)
-    return found
-
-
-def loaded_values(out: BenchOutput, stdout: str) -> Values:
-    """Idle and loaded latency and their ratio.
-
-    The ratio's interval is that of the loaded latency over the idle one's
-    ends (loaded low / idle high .. loaded high / idle low): it holds the
-    ratio of the medians whenever both intervals hold theirs, with at least
-    the product of their coverages.
-    """
-    found = Values(SPEC)
-    states = {rec.text("state"): _spread(rec, "latency", "us")
-              for rec in out.of("FABRIC_LATENCY")}
-    if set(states) != {"idle", "loaded"}:
-        raise SentinelError(f"{stdout}: latency reported for {sorted(states) or 'no'} "
-                            "state(s), not idle and loaded")
-    coverage = _coverage(out)
-    for state, (latency, interval) in states.items():
-        found.put("latency_{state}", latency, interval, coverage, state=state)
-    (idle, (idle_lo, idle_hi)), (busy, (busy_lo, busy_hi)) = states["idle"], states["loaded"]
-    found.put("loaded_latency_ratio", busy / idle, (busy_lo / idle_hi, busy_hi / idle_lo),
-              coverage ** 2)
-    return found
-
-
-def pattern_values(out: BenchOutput, stdout: str) -> Values:
-    """Accepted bandwidth per rank of each pattern, on-node and off-node where there is any."""
-    found = Values(SPEC)
-    recs = out.of("FABRIC_PATTERN")
-    missing = [p for p in PATTERNS if p not in {r.text("pattern") for r in recs}]
-    if missing:
-        raise SentinelError(f"{stdout}: no result for pattern(s) {', '.join(missing)}")
-    coverage = _coverage(out)
-    for rec in recs:
-        for where in ("onnode", "offnode"):
-            if rec.integer(f"{where}_ranks"):  # no such traffic: nothing to report
-                found.put("{pattern}_{where}_bw", *_spread(rec, where, "mbs"), coverage,
-                          pattern=rec.text("pattern"), where=where)
-    return found

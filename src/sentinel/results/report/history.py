@@ -25,7 +25,7 @@ from sentinel.results.report.load import Case, Inputs, cases_of
 _READ = ("name", "display_name", "unique_name", "system", "partition", "environ", "result",
          "perfvalues", "intervals", "interval_coverage", "job_completion_time_unix",
          "provenance", "transport", "mapping", "fail_reason", "skip_reason", "queue_model",
-         "queue_evidence", "mpi_linkage", "unresolved", "fabric_pairs", "outliers",
+         "queue_evidence", "mpi_linkage", "unresolved", "fabric_pairs", "outliers", "cleared",
          "dependencies_actual")
 
 _StoredCase = msgspec.defstruct("_StoredCase", [(k, Any, msgspec.UNSET) for k in _READ])

@@ -205,12 +205,15 @@ def _change_points(named: list[Change], cases: list[Case]) -> Group:
     return group
 
 
-def _fabric(cases: list[Case]) -> Group:
-    group = Group("nodes and links the fabric sweep named", "FAIL")
+def _fabric(cases: list[Case], field: str = "outliers") -> Group:
+    """The fabric sweeps' named nodes and links, or (``cleared``) the links cleared alone."""
+    group = (Group("nodes and links the fabric sweep named", "FAIL") if field == "outliers"
+             else Group("links slow only beside their step's other pairs (within the factor "
+                        "measured alone: not named)", "INFO"))
     for c in sorted(cases, key=lambda c: (c.where, c.name)):
-        outliers = str(c.extra.get("outliers", "")) if c.check == "FabricCheck" else ""
-        for line in filter(None, outliers.splitlines()):
-            group.lines.append(Line(f"{c.where}: {line}", case_id(c), "FAIL"))
+        lines = str(c.extra.get(field, "")) if c.check == "FabricCheck" else ""
+        for line in filter(None, lines.splitlines()):
+            group.lines.append(Line(f"{c.where}: {line}", case_id(c), group.verdict))
     return group
 
 
@@ -261,7 +264,8 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
                                            folded)
     changed = [_host(slowed), new, _requirements(acc, folded),
                _change_points(named, inputs.cases),
-               _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone]
+               _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone,
+               _fabric(inputs.cases, "cleared")]
     return Summary(newest, previous[0] if previous else None,
                    _compared(inputs, newest, previous[0] if previous else None),
                    [g for g in changed if g.lines],

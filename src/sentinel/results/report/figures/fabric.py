@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
 from sentinel.analysis import fabric as fabric_analysis
+from sentinel.analysis import fabric_sweep
 from sentinel.errors import SentinelError
 from sentinel.results.report.figures import style
 from sentinel.results.report.figures.style import Figures
@@ -102,7 +103,7 @@ def _pairs(members: list[Case]) -> Figures:
     rows = []
     for c in members:
         try:
-            rows.append((c, fabric_analysis.pairs_from_json(c.extra["fabric_pairs"], c.name)))
+            rows.append((c, fabric_sweep.pairs_from_json(c.extra["fabric_pairs"], c.name)))
         except SentinelError:
             continue  # a report of another version: the variables table still has the values
     if not rows:
