@@ -197,7 +197,8 @@ def _series(conf: Path, out: Path):
     pt2pt, and the off-node one (mapping node) puts a rank on the first core
     of each node, one CPU of this host for all of them, where MPICH takes
     minutes; the model of a pair is judged offline (test_checks_offline.py).
-    A shutdown that hangs (MPICH's) is stopped after 20 s, not 60.
+    A shutdown that hangs (MPICH's) is stopped after 8 s, not 60
+    (conftest's FINALIZE_TIMEOUT).
     """
     run = _on_rig(conf, out, [
         *QUICK, "--max-retries=1",
@@ -209,7 +210,7 @@ def _series(conf: Path, out: Path):
         "-S", "time_limit=3m",
         "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
               "^JacobiCheck.*mapping=socket.*mode=pure"],
-        ("ring.py", "jacobi.py", "collectives.py"), env={"SENTINEL_FINALIZE_TIMEOUT": "20"})
+        ("ring.py", "jacobi.py", "collectives.py"))
     run.assert_retries(f"{OMPI_TCP_CRASH}|{MPICH_FINALIZE_HANG}")
     return run
 
@@ -271,8 +272,7 @@ def test_the_nightly_over_the_rig_fails_only_where_the_rig_or_mpich_does(rig, tm
         pytest.skip(f"the whole nightly over the rig takes about 40 minutes on 2 CPUs; "
                     f"{NIGHTLY_VAR}=1 runs it (the tests above run its parts)")
     run = _on_rig(rig, tmp_path / "nightly", ["--mode", "nightly", "-S", "night=0",
-                                              *_quick_sizes()],
-                  env={"SENTINEL_FINALIZE_TIMEOUT": "20"})
+                                              *_quick_sizes()])
     failed = [tc for tc in run.cases() if tc["result"] == "fail"]
     for tc in failed:
         # MPICH 4.0.2's shutdown deadlock, verified first; nothing else fails
