@@ -304,7 +304,10 @@ def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
 #: The fabric checks over Intel MPI, whose waits sleep in the kernel
 #: (I_MPI_WAIT_MODE) on these CPU-sharing nodes; Open MPI's TCP BTL can
 #: segfault here (above), and a sweep of ten runs should not need retries.
+#: 300 ping-pongs a latency, not 1000: on these nodes a pair's 8-byte one-way
+#: time is 10-40 us, and 1000 made the ping-pongs a third of each sweep.
 FABRIC = ["-S", "FabricCheck.transports=intelmpi/ofi-tcp", "-S", "FabricCheck.iterations=10",
+          "-S", "FabricCheck.latency_iterations=300",
           "-S", "FabricCheck.repetitions=5", "-S", "env_vars=I_MPI_WAIT_MODE:1",
           "-S", "time_limit=5m", "-p", "intelmpi"]
 
