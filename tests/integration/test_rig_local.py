@@ -206,6 +206,8 @@ def _series(conf: Path, out: Path):
           for x in ("-S", f"{check}.transports={SERIES_TRANSPORTS}",
                     "-S", f"{check}.max_nodes={NODES}")),
         "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
+        # the collectives asserted (their spans: the barrier's), and one reduction
+        "-S", "CollectivesCheck.operations=Barrier,Allreduce",
         "-S", "JacobiCheck.scaling=strong", "-S", "JacobiCheck.global_size=32",
         "-S", "time_limit=3m",
         "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
