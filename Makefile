@@ -12,10 +12,14 @@ IMPI_VENV := .venv-impi
 # The CUDA runtime and compiler headers from PyPI's wheels: the tests build the
 # GPU benchmark with them (no GPU is needed to compile, nor to run host buffers).
 CUDA_VENV := .venv-cuda
+# What the venvs need first (python3 -m venv); with make -j they then install
+# while apt installs the rest.
+BOOT_APT_PACKAGES := make gcc libc6-dev python3-venv
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin hwloc
 # The tests also start a real Slurm (tests/cluster/slurm.py) and open the
-# HTML report in a headless Chromium.
+# HTML report in a headless Chromium: make test installs them with the others,
+# in one apt run.
 TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2 chromium
 
 # Open MPI refuses to start as root unless told; only this Makefile's own
@@ -25,13 +29,16 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 endif
 
-.PHONY: setup mpi run test lint docs clean
+.PHONY: setup boot mpi run test lint docs clean
 setup: mpi $(VENV)/.installed $(if $(filter yes,$(INTEL_MPI)),$(IMPI_VENV)/.installed)
 
-mpi:
-	@scripts/ensure-mpi.sh $(APT_PACKAGES)
+boot:
+	@scripts/ensure-apt.sh $(BOOT_APT_PACKAGES)
 
-$(VENV)/.installed: pyproject.toml
+mpi: boot
+	@scripts/ensure-mpi.sh $(APT_PACKAGES) $(MORE_APT_PACKAGES)
+
+$(VENV)/.installed: pyproject.toml | boot
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
@@ -39,7 +46,7 @@ $(VENV)/.installed: pyproject.toml
 
 # Intel MPI from PyPI, in a venv of its own: its mpicc/mpirun must not shadow
 # Open MPI's and MPICH's whenever the main venv is on PATH.
-$(IMPI_VENV)/.installed:
+$(IMPI_VENV)/.installed: | boot
 	$(PYTHON) -m venv $(IMPI_VENV)
 	$(IMPI_VENV)/bin/pip install -q impi-devel
 	touch $@
@@ -60,13 +67,15 @@ run: setup
 	  scripts/where-results.sh; \
 	  $(VENV)/bin/sentinel report || status=1; exit $$status
 
-$(CUDA_VENV)/.installed:
+$(CUDA_VENV)/.installed: | boot
 	$(PYTHON) -m venv $(CUDA_VENV)
 	$(CUDA_VENV)/bin/pip install -q nvidia-cuda-runtime-cu12 nvidia-cuda-nvcc-cu12
 	touch $@
 
-test: setup $(CUDA_VENV)/.installed
-	@scripts/ensure-mpi.sh $(TEST_APT_PACKAGES)
+# The set-up's apt packages and venvs at once (-j), then the suite.
+test:
+	@$(MAKE) --no-print-directory -j4 MORE_APT_PACKAGES="$(TEST_APT_PACKAGES)" setup \
+	  $(CUDA_VENV)/.installed
 	SENTINEL_CUDA_HOME=$${SENTINEL_CUDA_HOME:-$$(echo $(CURDIR)/$(CUDA_VENV)/lib/python3*/site-packages/nvidia/cuda_runtime)} \
 	  $(VENV)/bin/pytest -ra --durations=$${SENTINEL_DURATIONS:-15}
 

@@ -2,20 +2,15 @@
 # Make sure an MPI is there. As root on Debian/Ubuntu: install the missing apt
 # packages given as arguments. Otherwise: say what to load and stop.
 set -eu
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    exec "$(dirname "$0")/ensure-apt.sh" "$@"
+fi
 missing=""
 for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
         || missing="$missing $pkg"
 done
 [ -z "$missing" ] && exit 0
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-mpi: installing:$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends $missing >/dev/null
-    exit 0
-fi
 if command -v mpicc >/dev/null 2>&1; then
     echo "ensure-mpi: not installing$missing (not root or not Debian); using the MPI on PATH"
     exit 0
