@@ -76,3 +76,14 @@ def test_a_finalize_that_never_returns_is_stopped_by_the_watchdog(bench, tmp_pat
     causes = job_end_causes(p.stdout + p.stderr, "ring")
     assert re.fullmatch(r"ring had printed all its results \(SENTINEL_DONE\), so the ranks hung "
                         r"in MPI_Finalize: its watchdog stopped rank [01] after 3 s", causes[0])
+
+
+def test_a_bad_finalize_timeout_stops_the_run_before_it_measures(bench):
+    launcher, exe = bench
+    p = subprocess.run([*launcher, "-np", "2", exe, "--laps", "10"], capture_output=True,
+                       text=True, env={**mpi_env(), "SENTINEL_FINALIZE_TIMEOUT": "20s"},
+                       timeout=120)
+    assert p.returncode != 0
+    assert ("ring: error: SENTINEL_FINALIZE_TIMEOUT='20s' is not a whole number of seconds "
+            "from 0 (wait for ever) to 86400") in p.stderr
+    assert "SENTINEL_RING " not in p.stdout

@@ -458,6 +458,24 @@ static int parse_value(const sb_option *opt, const char *text, char *err, size_t
     return -1;
 }
 
+/* SENTINEL_FINALIZE_TIMEOUT in seconds (SB_FINALIZE_TIMEOUT_S when unset or
+ * empty); -1 for a value that is not a whole number of seconds, said in err. */
+static long finalize_timeout_env(char *err, size_t errlen)
+{
+    const char *env = getenv("SENTINEL_FINALIZE_TIMEOUT");
+    if (env == NULL || *env == '\0')
+        return SB_FINALIZE_TIMEOUT_S;
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(env, &end, 10);
+    if (*end == '\0' && errno == 0 && value >= 0 && value <= 86400)
+        return value;
+    if (err != NULL)
+        snprintf(err, errlen, "SENTINEL_FINALIZE_TIMEOUT='%s' is not a whole number of seconds "
+                 "from 0 (wait for ever) to 86400", env);
+    return -1;
+}
+
 int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
                      const char *usage, char *err, size_t errlen)
 {
@@ -490,7 +508,7 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
         if (parse_value(opt, val, err, errlen) != 0)
             return -1;
     }
-    return 0;
+    return finalize_timeout_env(err, errlen) < 0 ? -1 : 0;
 }
 
 int sb_check_size_range(long min, long max, char *err, size_t errlen)
@@ -521,15 +539,10 @@ static void *finalize_watchdog(void *unused)
 void sb_finalize(const char *program)
 {
     int rank = 0;
-    long timeout = SB_FINALIZE_TIMEOUT_S;
-    const char *env = getenv("SENTINEL_FINALIZE_TIMEOUT");
-    char *end = NULL;
+    long timeout = finalize_timeout_env(NULL, 0);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (env != NULL && *env != '\0') {
-        long value = strtol(env, &end, 10);
-        if (*end == '\0' && value >= 0)
-            timeout = value;
-    }
+    if (timeout < 0) /* refused by sb_parse_options before anything ran */
+        timeout = SB_FINALIZE_TIMEOUT_S;
     fflush(stdout);
     fflush(stderr);
     if (timeout > 0) {

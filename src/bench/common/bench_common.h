@@ -149,7 +149,8 @@ void sb_error(MPI_Comm comm, const char *program, const char *err);
 int sb_check_distinct_cpus(MPI_Comm comm, const char *program);
 
 /* Seconds sb_finalize waits for MPI_Finalize (SENTINEL_FINALIZE_TIMEOUT
- * overrides; 0 waits for ever). */
+ * overrides; 0 waits for ever; sb_parse_options refuses any other value
+ * than a whole number of seconds up to a day, naming it). */
 #define SB_FINALIZE_TIMEOUT_S 60
 
 /* MPI_Finalize, after the results are out, under a watchdog: a rank whose
