@@ -3,11 +3,7 @@
 # with apt-get; elsewhere say which are missing and go on (what needs them
 # then says so itself).
 set -eu
-missing=""
-for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
-        || missing="$missing $pkg"
-done
+missing=$("$(dirname "$0")/missing-apt.sh" "$@")
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "ensure-apt: installing:$missing"

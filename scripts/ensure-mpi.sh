@@ -5,11 +5,7 @@ set -eu
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     exec "$(dirname "$0")/ensure-apt.sh" "$@"
 fi
-missing=""
-for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
-        || missing="$missing $pkg"
-done
+missing=$("$(dirname "$0")/missing-apt.sh" "$@")
 [ -z "$missing" ] && exit 0
 if command -v mpicc >/dev/null 2>&1; then
     echo "ensure-mpi: not installing$missing (not root or not Debian); using the MPI on PATH"
