@@ -38,7 +38,7 @@ from pathlib import Path
 
 from sentinel.paths import repo_root
 from sentinel.rfm.cmdline import pins_jobs_to_nodes
-from sentinel.site import detect
+from sentinel.site import detect, slurm
 
 _intel_root = detect.intel_root()
 _stacks = detect.local_stacks()
@@ -143,7 +143,7 @@ def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> li
     return out
 
 
-def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
+def _slurm_partition(part: slurm.SlurmPartition, host: dict) -> dict:
     """A ReFrame partition for a Slurm partition that answers on this host."""
     # A node with the host's CPU count is the host (validate placement with
     # its topology); smaller fake nodes say how many CPUs they have, in one
@@ -177,8 +177,8 @@ def _slurm_partition(part: detect.SlurmPartition, host: dict) -> dict:
 
 
 _host = detect.cpu_topology()
-_slurm = detect.slurm() if _stacks and os.environ.get("SENTINEL_SLURM", "auto") != "no" else []
-_pmi2 = detect.slurm_pmi2_library() if _slurm else None
+_slurm = slurm.slurm() if _stacks and os.environ.get("SENTINEL_SLURM", "auto") != "no" else []
+_pmi2 = slurm.slurm_pmi2_library() if _slurm else None
 if _slurm and not _pmi2:
     for _env in environments:
         if _env["name"] == "intelmpi":

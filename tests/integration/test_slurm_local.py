@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
-from sentinel.site import detect
+from sentinel.site import slurm as site_slurm
 from tests.cluster import slurm
 from tests.conftest import ROOT, load_settings
 from tests.integration.conftest import (
@@ -86,7 +86,7 @@ def nightly_two(cluster, tmp_path_factory):
 
 def need_pmi2() -> None:
     """Skip (fail where CI requires Slurm) without Slurm's PMI-2 library for Intel MPI."""
-    if detect.slurm_pmi2_library():
+    if site_slurm.slurm_pmi2_library():
         return
     msg = "Slurm's libpmi2.so is not installed (apt install libpmi2-0; make test installs it)"
     if "slurm" in REQUIRED:

@@ -18,7 +18,7 @@ def test_a_capability_missing_skips_where_not_required(monkeypatch):
         conftest.need_capability("netns", "no veth here")
 
 
-@pytest.mark.parametrize("name", ["netns", "tc"])
+@pytest.mark.parametrize("name", ["netns", "tc", "lmod"])
 def test_a_capability_missing_fails_where_ci_requires_it(monkeypatch, name):
     monkeypatch.setattr(conftest, "REQUIRED", {"openmpi", name})
     with pytest.raises(pytest.fail.Exception,

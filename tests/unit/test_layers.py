@@ -17,7 +17,7 @@ ALLOWED = {
     "analysis": {"parsers", "mpi"},
     "site": {"mpi"},
     "rfm": {"analysis", "mpi", "parsers", "site"},
-    "results": {"analysis", "mpi", "parsers"},
+    "results": {"analysis", "mpi", "parsers", "site"},
 }
 FOUNDATION = {"errors", "paths", "__init__"}
 

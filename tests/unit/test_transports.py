@@ -246,7 +246,7 @@ def test_detection_leaves_out_development_providers_and_says_so():
 
 
 def test_slurm_partitions_take_the_cpus_a_job_gets_on_their_smallest_node():
-    from sentinel.site.detect import SlurmPartition, parse_node_cpus, parse_sinfo
+    from sentinel.site.slurm import SlurmPartition, parse_node_cpus, parse_sinfo
 
     # Real `scontrol -o show nodes` lines (Slurm 22.05, shortened): n1 reserves
     # one of its two CPUs (CpuSpecList=1); b1 is an older Slurm without CPUEfctv.
@@ -265,7 +265,7 @@ def test_slurm_partitions_take_the_cpus_a_job_gets_on_their_smallest_node():
 
 
 def test_slurm_pmi2_library_is_read_from_the_linker_cache():
-    from sentinel.site.detect import parse_pmi2_library
+    from sentinel.site.slurm import parse_pmi2_library
 
     # Real `ldconfig -p` lines (Debian 12 with libpmi2-0 and libpmix2).
     text = ("\tlibpmix.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libpmix.so.2\n"

@@ -5,6 +5,7 @@
     sentinel report [RUN_REPORT ...] [--db FILE] [--out DIR]
     sentinel plan --system SYSTEM [--mode MODE] [-C extra.py ...] [--json] [-- reframe args]
     sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
+    sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -30,6 +31,10 @@ and prints per partition the batch jobs, the node-hours (nodes x time limit)
 and the estimated wall time, from the results database where the tests ran
 before: see :mod:`sentinel.results.plan`.
 
+``init`` discovers a site (its scheduler, one job per partition and node type
+on a compute node, the MPIs and transports found there) and writes its
+configuration: see :mod:`sentinel.site.init.command`.
+
 Errors are one line naming what is wrong; exit 1.
 """
 
@@ -51,6 +56,7 @@ from sentinel.results import calibrate, changes, plan, report
 from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
+from sentinel.site.init import command as site_init
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory to write to (default <output>/reports)")
     _plan_parser(sub)
     _changes_parser(sub)
+    site_init.add_parser(sub)
     return p
 
 
@@ -347,7 +354,7 @@ def changes_command(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
-             "changes": changes_command}
+             "changes": changes_command, "init": site_init.init_command}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,12 @@ from pathlib import Path
 
 from reframe.utility import cpuinfo
 
-from sentinel.mpi.transports import DEVELOPMENT_PROVIDERS, INTEL_OFI_PROVIDERS, OFI_PROVIDERS
+from sentinel.mpi.transports import (
+    DEVELOPMENT_PROVIDERS,
+    INTEL_OFI_PROVIDERS,
+    OFI_PROVIDERS,
+    UCX_CLASSES,
+)
 from sentinel.paths import launchers_dir, repo_root
 
 
@@ -29,7 +34,8 @@ def cpu_topology() -> dict:
     return cpuinfo.cpuinfo()
 
 
-def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+def run_command(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Exit status and output (stdout, then stderr) of ``cmd`` within 20 s; 127: not run."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=20,
                            env={**os.environ, **(env or {})})
@@ -58,7 +64,7 @@ def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
     dropped = [] if dropped is None else dropped
     narrowing = [f"{v}={os.environ[v]}" for v in FI_SELECTION
                  if v in os.environ and v not in (env or {})]
-    rc, listing = _run([fi_info, "-l"], env)
+    rc, listing = run_command([fi_info, "-l"], env)
     present = set(re.findall(r"^(\w+):", listing, re.M)) if rc == 0 else set()
     usable = []
     hidden = [f"ofi-{p}" for p in candidates if p not in present]
@@ -70,7 +76,7 @@ def usable_ofi_providers(fi_info: str | None, candidates: tuple[str, ...],
     # each fi_info mostly waits on libfabric's provider start-up (about 0.3 s
     # here): the probes overlap, and every ReFrame start pays only one
     with ThreadPoolExecutor(max(len(listed), 1)) as pool:
-        probes = list(pool.map(lambda p: _run([fi_info, "-p", p], env), listed))
+        probes = list(pool.map(lambda p: run_command([fi_info, "-p", p], env), listed))
     for p, (rc, text) in zip(listed, probes):
         if rc == 0:
             usable.append(p)
@@ -108,14 +114,45 @@ class MpiStack:
     cxx: str = ""
 
 
+def ucx_transports(dropped: list[str]) -> list[str]:
+    """The UCX transport classes this node's devices offer, from ``ucx_info -d``.
+
+    Without ``ucx_info`` the classes every UCX build has (shared memory,
+    TCP) are declared and the fabric classes named in ``dropped``.
+    """
+    info = shutil.which("ucx_info")
+    rc, out = run_command([info, "-d"]) if info else (127, "")
+    if rc != 0:
+        dropped.append("ucx-rc, ucx-dc, ucx-ud: not probed: " + (
+            f"ucx_info -d failed (exit {rc})" if info else
+            "ucx_info is not on PATH (Debian: apt install ucx-utils)"))
+        return ["ucx-sm", "ucx-tcp"]
+    present = set(re.findall(r"^#\s+Transport:\s*(\S+)", out, re.M))
+    return [f"ucx-{c}" for c, names in UCX_CLASSES.items() if names & present]
+
+
+def _first(*names: str) -> str | None:
+    """The first of ``names`` on PATH (a Debian-suffixed name before the generic one)."""
+    return next((p for p in map(shutil.which, names) if p), None)
+
+
+def _launcher_dir(launchers: Path, family: str, debian: str, generic: str) -> str:
+    """Where the family's launcher is: the suite's wrapper of Debian's, else the MPI's own."""
+    if shutil.which(debian):
+        return str(launchers / family)
+    found = shutil.which(generic)
+    return str(Path(found).parent) if found else ""
+
+
 def _ompi_components(ompi_info: str) -> set[tuple[str, str]]:
-    rc, out = _run([ompi_info, "--parsable"])
+    rc, out = run_command([ompi_info, "--parsable"])
     return set(re.findall(r"^mca:(\w+):(\w+):", out, re.M)) if rc == 0 else set()
 
 
 def openmpi(launchers: Path) -> MpiStack | None:
-    """Debian-style Open MPI (``mpicc.openmpi``, ``mpirun.openmpi``)."""
-    cc, run, info = (shutil.which(x) for x in ("mpicc.openmpi", "mpirun.openmpi", "ompi_info"))
+    """Open MPI: Debian's (``mpicc.openmpi``, ``mpirun.openmpi``), else the one on PATH."""
+    cc, run = _first("mpicc.openmpi", "mpicc"), _first("mpirun.openmpi", "mpirun")
+    info = shutil.which("ompi_info")
     if not (cc and run and info):
         return None
     dropped_ofi: list[str] = []
@@ -124,13 +161,13 @@ def openmpi(launchers: Path) -> MpiStack | None:
                           dropped=dropped_ofi)
         comps = _ompi_components(info)
         provs = ofi.result()
-    rc, out = _run([info, "--version"])
+    rc, out = run_command([info, "--version"])
     m = re.search(r"Open MPI\)? v?(\S+)", out)
     transports = [f"ob1-{b}" for b in ("tcp", "vader", "sm") if ("btl", b) in comps]
-    if ("pml", "ucx") in comps:
-        transports += ["ucx-sm", "ucx-tcp"]
     notes: list[str] = []
     dropped: list[str] = []
+    if ("pml", "ucx") in comps:
+        transports += ucx_transports(dropped)
     if ("mtl", "ofi") in comps:
         dropped += dropped_ofi
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
@@ -138,17 +175,17 @@ def openmpi(launchers: Path) -> MpiStack | None:
             dropped.append("ofi-*: mtl ofi present but fi_info missing: OFI providers not "
                            "detected (apt install libfabric-bin)")
     return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
-                    str(launchers / "openmpi"), transports, notes=notes, dropped=dropped,
-                    cxx=shutil.which("mpicxx.openmpi") or "")
+                    _launcher_dir(launchers, "openmpi", "mpirun.openmpi", "mpirun"), transports,
+                    notes=notes, dropped=dropped, cxx=_first("mpicxx.openmpi", "mpicxx") or "")
 
 
 def mpich(launchers: Path) -> MpiStack | None:
-    """Debian-style MPICH (``mpicc.mpich``, ``mpiexec.mpich``)."""
-    cc, run = shutil.which("mpicc.mpich"), shutil.which("mpiexec.mpich")
-    version_cmd = shutil.which("mpichversion.mpich") or shutil.which("mpichversion")
+    """MPICH: Debian's (``mpicc.mpich``, ``mpiexec.mpich``), else the one on PATH."""
+    cc, run = _first("mpicc.mpich", "mpicc"), _first("mpiexec.mpich", "mpiexec")
+    version_cmd = _first("mpichversion.mpich", "mpichversion")
     if not (cc and run and version_cmd):
         return None
-    rc, out = _run([version_cmd])
+    rc, out = run_command([version_cmd])
     ver = re.search(r"MPICH Version:\s*(\S+)", out)
     dev = re.search(r"MPICH Device:\s*(\S+)", out)
     if not ver:  # mpichversion of another MPI (or a broken install)
@@ -158,12 +195,13 @@ def mpich(launchers: Path) -> MpiStack | None:
     notes = [f"device {device}"]
     dropped: list[str] = []
     if "ucx" in device:
-        transports += ["ucx-sm", "ucx-tcp"]
+        transports += ucx_transports(dropped)
     if "ofi" in device:
         provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, dropped=dropped)
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
-    return MpiStack("mpich", ver.group(1), cc, str(launchers / "mpich"), transports,
-                    notes=notes, dropped=dropped, cxx=shutil.which("mpicxx.mpich") or "")
+    return MpiStack("mpich", ver.group(1), cc,
+                    _launcher_dir(launchers, "mpich", "mpiexec.mpich", "mpiexec"), transports,
+                    notes=notes, dropped=dropped, cxx=_first("mpicxx.mpich", "mpicxx") or "")
 
 
 def intel_mpi_env(root: Path) -> dict[str, str]:
@@ -194,12 +232,59 @@ def intelmpi(root: Path | None) -> MpiStack | None:
                     cxx=str(root / "bin" / "mpicxx"))
 
 
+#: Where an Intel MPI installation keeps its libfabric's ``fi_info``: PyPI's
+#: impi_rt, then oneAPI's layouts.
+_INTEL_FI_INFO = ("bin/libfabric/fi_info", "libfabric/bin/fi_info", "opt/mpi/libfabric/bin/fi_info")
+
+
+def intelmpi_on_path() -> MpiStack | None:
+    """The Intel MPI this environment has loaded (``I_MPI_ROOT``, or ``mpiexec.hydra`` on PATH).
+
+    Its variables are the environment's (a module set them), so none are
+    recorded; the providers are probed with its own ``fi_info``.
+    """
+    hydra = shutil.which("mpiexec.hydra")
+    root = Path(os.environ["I_MPI_ROOT"]) if os.environ.get("I_MPI_ROOT") else (
+        Path(hydra).resolve().parent.parent if hydra else None)
+    if root is None or not (root / "bin" / "mpiexec.hydra").exists():
+        return None
+    rc, out = run_command([str(root / "bin" / "mpiexec.hydra"), "--version"])
+    m = re.search(r"Intel\(R\) MPI Library.*Version\s+(\S+)", out)
+    if not m:  # MPICH's hydra has the same name
+        return None
+    fi_info = next((root / f for f in _INTEL_FI_INFO if (root / f).exists()), None)
+    notes: list[str] = []
+    dropped: list[str] = [] if fi_info else [
+        f"ofi-*: no fi_info under {root} ({', '.join(_INTEL_FI_INFO)}): providers not detected"]
+    # the installation's own provider path (its module set it) narrows nothing
+    own = {"FI_PROVIDER_PATH": os.environ["FI_PROVIDER_PATH"]} if (
+        os.environ.get("FI_PROVIDER_PATH", "").startswith(str(root))) else None
+    provs = production_providers(usable_ofi_providers(
+        str(fi_info) if fi_info else None, INTEL_OFI_PROVIDERS, own, dropped), notes)
+    transports = ["shm", *(f"ofi-{p}" for p in provs),
+                  *(f"shm-ofi-{p}" for p in provs if p != "shm")]
+    return MpiStack("intelmpi", m.group(1), str(root / "bin" / "mpicc"), str(root / "bin"),
+                    transports, notes=notes, dropped=dropped, cxx=str(root / "bin" / "mpicxx"))
+
+
+def path_stacks() -> list[MpiStack]:
+    """The MPI installations this process's environment (its PATH, a loaded module) reaches.
+
+    Unlike :func:`local_stacks`, no install location is assumed: what a
+    compute node's discovery job reports (``sentinel.site.discover``).
+    """
+    with ThreadPoolExecutor(3) as pool:
+        found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
+                 pool.submit(intelmpi_on_path)]
+        return [s for s in (f.result() for f in found) if s is not None]
+
+
 def gpus() -> int:
     """NVIDIA GPUs of this host (``nvidia-smi -L``); 0 without the driver's tool."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return 0
-    rc, out = _run([smi, "-L"])
+    rc, out = run_command([smi, "-L"])
     return len(re.findall(r"^GPU \d+:", out, re.MULTILINE)) if rc == 0 else 0
 
 
@@ -207,13 +292,13 @@ def cuda_awareness(stack: MpiStack) -> str | None:
     """None when the stack's MPI takes CUDA buffers; else why not, from the library itself."""
     if stack.family == "openmpi":
         info = shutil.which("ompi_info")
-        rc, out = _run([info, "--parsable", "--all"]) if info else (127, "no ompi_info")
+        rc, out = run_command([info, "--parsable", "--all"]) if info else (127, "no ompi_info")
         if "mpi_built_with_cuda_support:value:true" in out:
             return None
         return "ompi_info does not report mpi_built_with_cuda_support:value:true"
     if stack.family == "mpich":
         version = shutil.which("mpichversion")
-        rc, out = _run([version]) if version else (127, "no mpichversion")
+        rc, out = run_command([version]) if version else (127, "no mpichversion")
         if re.search(r"--with-cuda\b(?!=no)", out):
             return None
         return "mpichversion shows no --with-cuda configure option"
@@ -231,80 +316,3 @@ def local_stacks() -> list[MpiStack]:
         found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
                  pool.submit(intelmpi, intel_root())]
         return [s for s in (f.result() for f in found) if s is not None]
-
-
-@dataclass(frozen=True)
-class SlurmPartition:
-    """A Slurm partition: its node count and the CPUs a job gets on its smallest node."""
-
-    name: str
-    nodes: int
-    cpus_per_node: int
-
-
-def parse_node_cpus(text: str) -> dict[str, int]:
-    """CPUs a job can use per node, from ``scontrol -o show nodes``.
-
-    ``CPUEfctv`` (Slurm 22.05+) leaves out the CPUs reserved by core
-    specialisation (``CpuSpecList``); older Slurm reports ``CPUTot`` only.
-    """
-    cpus = {}
-    for line in text.splitlines():
-        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
-        count = fields.get("CPUEfctv", fields.get("CPUTot", ""))
-        if "NodeName" in fields and count.isdigit():
-            cpus[fields["NodeName"]] = int(count)
-    return cpus
-
-
-def parse_sinfo(text: str, node_cpus: dict[str, int]) -> list[SlurmPartition]:
-    """Partitions from ``sinfo -h -N -o '%R %N'`` (a line per partition and node)."""
-    members: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) == 2 and fields[1] in node_cpus:
-            members.setdefault(fields[0], []).append(fields[1])
-    return [SlurmPartition(name, len(nodes), min(node_cpus[n] for n in nodes))
-            for name, nodes in members.items()]
-
-
-def slurm() -> list[SlurmPartition]:
-    """The partitions of a Slurm controller that answers, else none.
-
-    Detected, not assumed: ``scontrol ping`` must report the controller UP
-    (``SLURM_CONF`` selects the cluster as for any Slurm command).
-    """
-    scontrol, sinfo = shutil.which("scontrol"), shutil.which("sinfo")
-    if not (scontrol and sinfo):
-        return []
-    conf = os.environ.get("SLURM_CONF")
-    if conf and not os.path.isfile(conf):
-        return []  # Slurm would retry reading it for 60 s before giving up
-    rc, out = _run([scontrol, "ping"])
-    if rc != 0 or " is UP" not in out:
-        return []
-    rc, nodes = _run([scontrol, "-o", "show", "nodes"])
-    rc2, out = _run([sinfo, "-h", "-N", "-o", "%R %N"])
-    return parse_sinfo(out, parse_node_cpus(nodes)) if rc == rc2 == 0 else []
-
-
-def parse_pmi2_library(ldconfig: str) -> str | None:
-    """Slurm's PMI-2 client library from ``ldconfig -p`` output, if installed."""
-    m = re.search(r"^\s*libpmi2\.so(?:\.\d+)*\s.*=>\s*(\S+)$", ldconfig, re.MULTILINE)
-    return m.group(1) if m else None
-
-
-def slurm_pmi2_library() -> str | None:
-    """Where Slurm's ``libpmi2.so`` is (Debian: libpmi2-0), for Intel MPI under srun.
-
-    ``SENTINEL_SLURM_PMI2`` names it explicitly (a site's Slurm in its own prefix).
-    """
-    explicit = os.environ.get("SENTINEL_SLURM_PMI2")
-    if explicit:
-        if not os.path.isfile(explicit):
-            raise ValueError(f"SENTINEL_SLURM_PMI2={explicit}: no such file")
-        return explicit
-    rc, out = _run(["ldconfig", "-p"])
-    if rc != 0:
-        rc, out = _run(["/sbin/ldconfig", "-p"])
-    return parse_pmi2_library(out) if rc == 0 else None

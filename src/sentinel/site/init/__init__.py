@@ -1,0 +1,1 @@
+"""``sentinel init``: discover a site and write its configuration."""

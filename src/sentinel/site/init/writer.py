@@ -1,0 +1,242 @@
+"""From the scheduler's answer and the discovery reports to ``config/systems/<site>.py``.
+
+The file follows the project's conventions (``example_cluster.py``):
+partitions selected by features, never by name; every transport an MPI
+offers on a partition declared as a feature of that partition's
+environment; launcher options per MPI family; the processor as ReFrame
+detected it on the node, reduced to the CPUs a job gets there.
+"""
+
+from __future__ import annotations
+
+import pprint
+import re
+from dataclasses import dataclass, field
+
+from sentinel.site.init.jobs import Job
+from sentinel.site.init.scheduler import Partition
+
+#: How ``srun`` starts each family: Open MPI through PMIx where Slurm has it,
+#: the others (and Open MPI without PMIx) through PMI-2.
+_SRUN_PMI = {"openmpi": ("pmix", "pmi2"), "mpich": ("pmi2", "pmix"), "intelmpi": ("pmi2",)}
+#: A rank that dies ends its launch at once, instead of at the job's time limit.
+_SRUN_KILL = "--kill-on-bad-exit=1"
+
+
+@dataclass
+class Site:
+    """The configuration being written and what could not be decided."""
+
+    name: str
+    kind: str
+    accounting: bool = True
+    partitions: list[dict] = field(default_factory=list)
+    environments: list[dict] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+    modules_system: str = "nomod"
+
+
+def _lean(processor: dict) -> dict:
+    """The processor without its caches: nothing in the suite reads them."""
+    topo = {k: v for k, v in processor.get("topology", {}).items() if k != "caches"}
+    return {**processor, "topology": topo}
+
+
+def job_processor(processor: dict, job_cpus: list[int]) -> tuple[dict, str]:
+    """The node's processor as a job gets it; a note when that is fewer CPUs than the node's.
+
+    A job that gets every CPU sees the node as ReFrame detects it. One that
+    gets fewer (CPUs reserved for the system) is described with that many
+    CPUs in one socket and one NUMA domain, keeping the node's core and
+    socket masks so that placement is still checked against real CPU ids.
+    """
+    processor = _lean(processor)
+    total = processor.get("num_cpus", 0)
+    usable = len(job_cpus)
+    if not usable or usable >= total:
+        return processor, ""
+    topo = processor.get("topology", {})
+    reduced = {**processor, "num_cpus": usable, "num_cpus_per_core": 1,
+               "num_cpus_per_socket": usable, "num_sockets": 1,
+               "topology": {**topo, "numa_nodes": [hex((1 << usable) - 1)]}}
+    return reduced, (f"jobs get {usable} of its {total} CPUs (the others are reserved): "
+                     f"described as {usable} CPU(s) in one socket and one NUMA domain")
+
+
+def _numa_note(processor: dict) -> str:
+    return "" if processor.get("topology", {}).get("numa_nodes") else (
+        "no NUMA domains detected (reframe --detect-host-topology on a node fills "
+        "processor['topology']['numa_nodes']); the threads=numa variants are skipped")
+
+
+def _env_name(stack: dict, taken: dict[str, tuple]) -> str:
+    """The family's name, unless another installation of it took it: then with the version."""
+    key = (stack["family"], stack["cc"])
+    for name in (stack["family"], f"{stack['family']}-{stack['version']}"):
+        name = re.sub(r"[^\w-]", "_", name)
+        if taken.setdefault(name, key) == key:
+            return name
+    return re.sub(r"[^\w-]", "_", f"{stack['family']}-{len(taken)}")
+
+
+def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str], list, str]:
+    """Launcher options and variables of a stack on a partition; why it cannot run, or ""."""
+    if site.kind != "slurm":
+        return [], [], ""
+    plugins = launch.get("pmi", [])
+    pmi = next((p for p in _SRUN_PMI[stack["family"]] if p in plugins), None)
+    if pmi is None:
+        return [], [], (f"{stack['family']} {stack['version']} not on {where}: srun offers "
+                        f"none of {', '.join(_SRUN_PMI[stack['family']])} (srun --mpi=list: "
+                        f"{', '.join(plugins) or 'nothing'})")
+    env_vars = []
+    if stack["family"] == "intelmpi":
+        if not launch.get("pmi2_library"):
+            return [], [], (f"intelmpi {stack['version']} not on {where}: Slurm's PMI-2 "
+                            "library libpmi2.so is not on the node (Debian: libpmi2-0)")
+        env_vars.append(["I_MPI_PMI_LIBRARY", launch["pmi2_library"]])
+    return [f"--mpi={pmi}", _SRUN_KILL], env_vars, ""
+
+
+def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | str:
+    options, env_vars, why = _launch(site, stack, launch, where)
+    if why:
+        return why
+    env_vars = [*(["PATH", f"{stack['launcher_dir']}:$PATH"] for _ in [0]
+                  if stack["source"] == "path" and "/config/launchers/" in stack["launcher_dir"]),
+                *([k, v] for k, v in stack.get("env_vars", {}).items()), *env_vars]
+    extras: dict = {"mpi_family": stack["family"], "mpi_version": stack["version"],
+                    "found_through": stack["source"] + (
+                        f" {' '.join(stack['modules'])}" if stack["modules"] else "")}
+    if options:
+        extras["launcher_options"] = options
+    if stack.get("benchmark_dirs"):
+        extras["benchmark_dirs"] = stack["benchmark_dirs"]
+    if stack.get("dropped"):
+        extras["dropped_transports"] = "; ".join(stack["dropped"])
+    return {"cc": stack["cc"], "cxx": stack.get("cxx", ""),
+            "modules": list(stack["modules"]),
+            "features": ["mpi", stack["family"], *stack["transports"],
+                         *(["cuda"] if stack.get("cuda") else [])],
+            "env_vars": env_vars, "extras": extras}
+
+
+def _partition(site: Site, part: Partition, job: Job, report: dict) -> dict:
+    processor, note = job_processor(report["processor"], report.get("job_cpus", []))
+    where = f"partition {part.name}" + (f" node {job.node}" if job.node else "")
+    for n in filter(None, [note, _numa_note(processor)]):
+        site.undecided.append(f"{where}: {n}")
+    slurm = site.kind == "slurm"
+    gpus = report.get("gpus", 0) or job.shape.gpus
+    nodes = len(part.types[job.shape])
+    features = ["mpi", *(["gpu"] if gpus else []), *job.shape.features]
+    access = ([f"--partition={part.name}", "--exclusive"] if slurm else [f"-q {part.name}"])
+    if job.node:  # one shape of several: select it by its features when they tell it apart
+        others = [s for s in part.types if s != job.shape]
+        own = [f for f in job.shape.features if all(f not in s.features for s in others)]
+        if own and slurm:
+            access.append(f"--constraint={own[0]}")
+        else:
+            site.undecided.append(f"{where}: its node type ({job.shape.describe()}) is one of "
+                                  f"{len(part.types)} in the partition and no feature tells "
+                                  "it apart: jobs may land on another type")
+    return {
+        "name": job.label,
+        "descr": f"{'Slurm partition' if slurm else 'PBS queue'} {part.name}: {nodes} node(s) "
+                 f"x {job.shape.describe()}",
+        "scheduler": ("slurm" if site.accounting else "squeue") if slurm else "pbspro",
+        "launcher": "srun" if slurm else "mpirun",
+        "access": access,
+        "environs": [],
+        "features": features,
+        "extras": {"num_nodes": nodes},
+        "processor": processor,
+        **({"devices": [{"type": "gpu", "num_devices": gpus}]} if gpus else {}),
+        "max_jobs": 8,
+    }
+
+
+def build(site: Site, parts: list[Partition], reports: dict[str, tuple[Job, dict]]) -> Site:
+    """Fill ``site`` with a partition per discovered node type and an environment per MPI."""
+    by_name = {p.name: p for p in parts}
+    taken: dict[str, tuple] = {}
+    envs: dict[str, dict] = {}
+    for label, (job, report) in reports.items():
+        part = by_name[job.partition]
+        entry = _partition(site, part, job, report)
+        target = f"{site.name}:{label}"
+        for problem in report.get("problems", []):
+            site.undecided.append(f"partition {label}: {problem}")
+        for stack in report.get("stacks", []):
+            env = _environment(site, stack, report.get("launch", {}), f"partition {label}")
+            if isinstance(env, str):
+                site.undecided.append(env)
+                continue
+            name = _env_name(stack, taken)
+            key = f"{name}\n{pprint.pformat(env)}"
+            envs.setdefault(key, {"name": name, "target_systems": [], **env})
+            envs[key]["target_systems"].append(target)
+            entry["environs"].append(name)
+            site.found.append(f"{label}: {stack['family']} {stack['version']} through "
+                              f"{env['extras']['found_through']}: {', '.join(stack['transports'])}")
+        if report.get("modules_system", "nomod") != "nomod" and any(
+                e["modules"] for e in envs.values()):
+            site.modules_system = report["modules_system"]
+        if not entry["environs"]:
+            site.undecided.append(f"partition {label}: no MPI found on node "
+                                  f"{report.get('slurm_node') or report.get('hostname')}: "
+                                  "left out (load your MPI module in the shell that runs "
+                                  "sentinel init, or check MODULEPATH)")
+            continue
+        site.partitions.append(entry)
+    site.environments = list(envs.values())
+    return site
+
+
+def render(site: Site, when: str, command: str, host: str) -> str:
+    """The configuration file's text; ``host``: the login nodes' ``hostnames`` pattern."""
+    found = "\n".join(f"* {f}" for f in site.found) or "* nothing"
+    undecided = "\n".join(f"* {u}" for u in site.undecided) or "* nothing"
+    marker = {"lmod": "LMOD_CMD"}.get(site.modules_system, "MODULESHOME")
+    modules = ('"nomod"' if site.modules_system == "nomod" else
+               f'"{site.modules_system}" if os.environ.get("{marker}") else "nomod"')
+    pinned = site.kind == "slurm"
+    return f'''"""{site.name}: written by ``sentinel init`` on {when}; discovered, not typed.
+
+    {command}
+
+Found (partition: MPI, how it is reached, the transports it offers there):
+
+{found}
+
+Not decided, or not written (edit below, or fix and run sentinel init again with --force):
+
+{undecided}
+
+Off the cluster (a laptop, CI) there is no module system and the module
+loads are left out of the generated scripts.
+"""
+
+import os
+{_PINNED_IMPORTS if pinned else ""}
+
+_MODULES_SYSTEM = {modules}
+
+system = {pprint.pformat({"name": site.name, "descr": f"{site.name} (sentinel init)",
+                          "hostnames": [host], "modules_system": "@MODULES@",
+                          "partitions": site.partitions}, sort_dicts=False, width=96)}
+
+environments = {pprint.pformat(site.environments, sort_dicts=False, width=96)}
+{_PINNED if pinned else ""}'''.replace("'@MODULES@'", "_MODULES_SYSTEM")
+
+
+_PINNED_IMPORTS = "import sys\n\nfrom sentinel.rfm.cmdline import pins_jobs_to_nodes"
+#: A job pinned to a node (``--distribute``, the vet mode) waits while the
+#: node is busy: Slurm calls that ReqNodeNotAvail, which is otherwise a node
+#: down and cancels the job naming it.
+_PINNED = '''
+for _partition in system["partitions"]:
+    # pinned jobs wait for a busy node; elsewhere ReqNodeNotAvail is a node down
+    _partition["sched_options"] = {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)}
+'''
