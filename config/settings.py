@@ -89,6 +89,17 @@ def _declare_features(configuration: dict) -> None:
     declare([set(env.get("features", [])) for env in configuration["environments"]])
 
 
+def _warn_topology(configuration: dict, system: str) -> None:
+    """Once per partition: a processor key a thread level needs that its config lacks."""
+    from sentinel.mpi.thread_levels import processor_gaps
+
+    for sys_ in configuration["systems"]:
+        for part in sys_["partitions"] if sys_["name"] == system else []:
+            gaps = processor_gaps(f"{system}:{part['name']}", part.get("processor") or {})
+            if gaps and "mpi" in part.get("features", []):
+                print(f"mpi-sentinel: {gaps}", file=sys.stderr)
+
+
 def _check_references(configuration: dict, system: str) -> None:
     """Stop before any test runs when the system's reference file is broken."""
     from reframe.core.exceptions import ConfigError
@@ -140,3 +151,4 @@ if _RUN_BY_REFRAME:
     _declare_features(site_configuration)
     _check_set_options(sys.argv)
     _check_references(site_configuration, _system)
+    _warn_topology(site_configuration, _system)

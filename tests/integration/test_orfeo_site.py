@@ -7,6 +7,7 @@ site's layout implies.
 """
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,32 @@ def test_one_study_row_is_read_back_through_reframes_ref_lookup(acceptance):
     assert mlx["reference_entry"]["pingpong_fit_bw"] == ["11827.264", "-0.1", "0.1", "MB/s"]
 
 
+def test_the_acceptance_runs_what_the_study_requires_and_its_dry_run_passes(tmp_path):
+    """The documented command (docs/acceptance.md), on the checks the study's Jacobi needs."""
+    run = reframe(["--system", "orfeo", "--mode", "acceptance", "--dry-run"], tmp_path,
+                  checks=("pt2pt.py", "jacobi.py"))
+    assert run.returncode == 0, run.output[-3000:]
+    ran = [tc for tc in run.cases() if tc["result"] == "pass" and not tc["display_name"]
+           .startswith("BenchBuild")]
+    jacobi = {(tc["partition"], tc["transport"], tc["mapping"], tc["mode"], tc["threads"])
+              for tc in ran if tc["display_name"].startswith("JacobiCheck")}
+    # the study's four Jacobi rows, and no series the references do not cover
+    assert jacobi == {(p, "ucx-sm", m, "pure", "one") for p in ("thin", "gpu")
+                      for m in ("core", "socket")}
+    pings = {(tc["partition"], tc["transport"], tc["mapping"]) for tc in ran
+             if tc["display_name"].startswith("Pt2ptCheck")}
+    # the ping-pongs the series' model takes B and T_L from, in packed jobs of theirs alone
+    assert {x for x in pings if x[1] != "openmpi-all"} == {
+        (p, "ucx-sm", m) for p in ("thin", "gpu") for m in ("core", "socket")}
+    packed = [tc for tc in ran if tc["transport"] == "openmpi-all"]
+    assert packed and all("ucx-sm" in (Path(tc["stagedir"]) / "rfm_job.sh").read_text()
+                          and "ob1-tcp" not in (Path(tc["stagedir"]) / "rfm_job.sh").read_text()
+                          for tc in packed)
+    skipped = [tc["skip_reason"] for tc in run.cases() if "not among the requirements of orfeo"
+               in (tc.get("skip_reason") or "")]
+    assert skipped and all("has no entry for orfeo:" in why for why in skipped)
+
+
 def test_the_validator_accepts_the_study_references(site_configuration):
     path = ROOT / "config" / "references" / "orfeo.yaml"
     assert validate_file(path, systems_from_config(site_configuration)) == []
@@ -170,3 +197,28 @@ def test_every_production_pair_generates_where_both_halves_are_offered(tmp_path)
     assert expected <= {t for t, _ in listed}
     # One rank per node is one level: the off-node half measures it, the pair is not run.
     assert {m for t, m in listed if t in expected} == {"core", "socket"}
+
+
+def test_a_processor_without_numa_domains_is_said_once_per_partition_and_its_level_skipped(
+        tmp_path):
+    config = tmp_path / "config"
+    shutil.copytree(ROOT / "config", config, ignore=shutil.ignore_patterns("__pycache__"))
+    site = config / "systems" / "example_cluster.py"
+    text = site.read_text()
+    numa = ('            "numa_nodes": [hex(socket_mask << (s * cores_per_socket)) '
+            'for s in range(sockets)],\n')
+    assert numa in text
+    site.write_text(text.replace(numa, ""))
+    run = reframe(["--system", "example_cluster", "-n", "^HybridCheck.*ob1-tcp.*mapping=core",
+                   "--dry-run"], tmp_path, config=config / "settings.py", checks=("hybrid.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    said = [line for line in run.output.splitlines() if "processor topology.numa_nodes" in line]
+    # one line a partition, naming the key and what fills it
+    assert sorted(re.search(r"partition (\S+): ", line).group(1) for line in said) == [
+        "example_cluster:gpu", "example_cluster:thin"], said
+    assert all("reframe --detect-host-topology" in line for line in said)
+    cases = run.cases("HybridCheck")
+    numa_cases = [tc for tc in cases if tc["threads"] == "numa"]
+    assert numa_cases and all(tc["result"] == "skip" and "topology.numa_nodes" in
+                              tc["skip_reason"] for tc in numa_cases)
+    assert any(tc["threads"] == "socket" and tc["result"] == "pass" for tc in cases)

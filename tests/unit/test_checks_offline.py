@@ -131,10 +131,40 @@ def test_reference_lookup_and_band(offline, references):
         case.performance()
 
 
-def test_missing_reference_fails_in_acceptance(offline, references):
+def test_acceptance_skips_what_the_reference_file_does_not_cover(offline, references):
     references("Pt2ptCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n")
+    skipped = one(offline, "Pt2ptCheck", "openmpi",
+                  variables={"require_partition_reference": True}, **OB1)
+    assert re.fullmatch(r"not among the requirements of offline: .* has no entry for "
+                        r"offline:cpu/openmpi/ob1-vader/core \(the acceptance runs what the "
+                        r"reference file covers\)", skipped.skipped or "")
+    # outside an acceptance the same combination runs, without a reference
+    case = one(offline, "Pt2ptCheck", "openmpi", **OB1)
+    assert case.skipped is None and case.check.reference_status.startswith("no reference: ")
+
+
+def test_acceptance_runs_a_ping_pong_a_required_jacobi_series_takes_its_model_from(
+        offline, references):
+    references("Pt2ptCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n"
+               "JacobiCheck:\n"
+               "  $index: [$partition, $environ, transport_name, mapping, mode, threads]\n"
+               "  offline:cpu:\n    openmpi:\n      ob1-vader:\n        core:\n"
+               "          pure:\n            one:\n"
+               "              mlups_N1: [100.0, -0.1, 0.1, MLUP/s]\n")
+    feeding = one(offline, "Pt2ptCheck", "openmpi",
+                  variables={"require_partition_reference": True}, **OB1)
+    assert feeding.skipped is None
+    assert feeding.check.reference_status.endswith("run for a required test that takes its "
+                                                   "results")
+    other = one(offline, "Pt2ptCheck", "openmpi", variables={"require_partition_reference": True},
+                transport="openmpi/ob1-tcp", mapping="core")
+    assert "not among the requirements of offline" in (other.skipped or "")
+
+
+def test_acceptance_fails_a_system_without_reference_file(offline, monkeypatch, tmp_path):
+    monkeypatch.setenv("SENTINEL_REFERENCES", str(tmp_path / "none"))
     with pytest.raises(SentinelError, match=r"a reference is required \(acceptance\): .*"
-                                            r"has no entry for offline:cpu/openmpi/ob1-vader/core"):
+                                            r"offline.yaml does not exist"):
         one(offline, "Pt2ptCheck", "openmpi", variables={"require_partition_reference": True},
             **OB1)
 

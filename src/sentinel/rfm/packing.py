@@ -21,7 +21,6 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import reframe as rfm
 import reframe.utility.udeps as udeps
 from reframe.core import runtime
 from reframe.core.builtins import run_after, run_before, variable
@@ -31,6 +30,7 @@ from sentinel.errors import SentinelError
 from sentinel.mpi.transports import Transport, declared
 from sentinel.parsers.jobend import job_end_causes, job_end_message
 from sentinel.rfm.provenance import LDD_FILE, PROVENANCE_FILE
+from sentinel.rfm.references import Requirements
 from sentinel.rfm.variants import variant_name
 
 #: The transport name of a packed job's variant (``openmpi/all``).
@@ -139,7 +139,7 @@ def launch_causes(status: LaunchStatus, job_name: str, limit: str,
     return []
 
 
-class PackedTransports(rfm.RegressionTestPlugin):
+class PackedTransports(Requirements):
     """A check's transports packed into one job per environment (:attr:`pack_transports`)."""
 
     #: Run the transports of each environment one after another in one job
@@ -201,16 +201,21 @@ class PackedTransports(rfm.RegressionTestPlugin):
             selected = f" among {type(self).__name__}.transports" if self.transports else ""
             self.skip_if(not self.packed_transports(),
                          f"environment {self.current_environ.name} offers no "
-                         f"{self.transport_info.family} transport for mapping "
+                         f"{self.transport_info.family} transport{self.required_by()} for mapping "
                          f"{self.mapping}{selected}")
 
     def packed_transports(self) -> list[Transport]:
-        """The transports a packed job runs: its family's, offered by this environment."""
+        """The transports a packed job runs: its family's, offered by this environment.
+
+        In an acceptance, only those whose members' combinations the
+        reference file covers (:meth:`~sentinel.rfm.references.Requirements.runs_transport`).
+        """
         return [t for t in declared(set(self.current_environ.features))
                 if t.family == self.transport_info.family
                 and not (t.intra_node and (self.mapping == "node" or self.spans_nodes))
                 and not (t.is_pair and t.halves and not self.mixes_levels())
-                and (not self.transports or t.key in self.transports)]
+                and (not self.transports or t.key in self.transports)
+                and self.runs_transport(t.name)]
 
     def wrap_packed_job(self) -> None:
         """The job body once per transport, each under this check's time limit."""

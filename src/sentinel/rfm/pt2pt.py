@@ -10,7 +10,7 @@ from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
 from sentinel.analysis.variables import Values
-from sentinel.mpi.transports import Transport
+from sentinel.mpi.transports import Transport, lookup
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -21,6 +21,9 @@ from sentinel.rfm.variants import variant_name
 
 #: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.
 PT2PT_CHECK = "Pt2ptCheck"
+#: The check whose model takes the ping-pong's figures, and the head of its reference index.
+JACOBI_CHECK = "JacobiCheck"
+JACOBI_INDEX = ["$partition", "$environ", "transport_name", "mapping"]
 
 
 class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
@@ -89,6 +92,19 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
         values, switches = pt2pt.analyse(out)
         self.record_switches(switches)
         return values
+
+    def feeds_requirement(self, doc: dict, transport: str) -> bool:
+        """Whether a Jacobi series the file requires takes its model's B and T_L from here."""
+        jacobi = doc.get(JACOBI_CHECK) or {}
+        if type(self).__name__ != PT2PT_CHECK or jacobi.get("$index", [])[:4] != JACOBI_INDEX:
+            return False
+        family = self.transport_info.family
+        mine = pt2pt_check_name(f"{family}/{transport}", self.mapping)
+        here = {str(k): v for k, v in jacobi.items()}.get(self.current_partition.fullname) or {}
+        series = {str(k): v for k, v in here.items()}.get(self.current_environ.name) or {}
+        return any(mine in jacobi_pt2pt(lookup(family, str(name)), f"{family}/{name}",
+                                        str(mapping)).values()
+                   for name, mappings in series.items() for mapping in (mappings or {}))
 
 
 class Pt2ptGpuBase(DeviceBuffers, Pt2ptBase):

@@ -2,31 +2,53 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import reframe as rfm
 import reframe.utility.typecheck as typ
+import yaml
 from reframe.core.builtins import run_before, variable
 
 from sentinel.errors import SentinelError
 from sentinel.paths import references_dir
 
 
-class PartitionReferences(rfm.RegressionTestPlugin):
+class Requirements(rfm.RegressionTestPlugin):
+    """What a combination needs to run; a check with references narrows it in an acceptance."""
+
+    def runs_transport(self, transport: str) -> bool:
+        """Whether this combination over ``transport`` is to run (here: always)."""
+        return True
+
+    def required_by(self) -> str:
+        """What narrowed :meth:`runs_transport`, for a skip message ("" when nothing did)."""
+        return ""
+
+
+class PartitionReferences(Requirements):
     """References per partition from ``config/references/<system>.yaml``.
 
     The file is indexed by ``$partition``, ``$environ``, ``transport_name``
     and ``mapping``. A combination without an entry gets no reference: that
-    is said in :attr:`reference_status` (in perflogs and run reports) and,
-    with :attr:`require_partition_reference` set (the acceptance mode),
-    fails the test.
+    is said in :attr:`reference_status` (in perflogs and run reports). With
+    :attr:`require_partition_reference` set (the acceptance mode) the file
+    is the site's requirements: a combination it does not cover is skipped,
+    saying so, and a system without the file fails.
     """
 
-    #: Fail a combination that has no entry in the reference file. Unlike
-    #: ReFrame's ``require_reference`` it does not demand a reference for
-    #: every performance variable, only that the combination is covered.
+    #: Run only the combinations the reference file covers (skipping the
+    #: others, saying so) and fail when the system has no reference file.
+    #: Unlike ReFrame's ``require_reference`` it does not demand a reference
+    #: for every performance variable, only that the combination is covered.
     #:
     #: :type: :class:`bool`
     #: :default: ``False``
     require_partition_reference = variable(bool, value=False, loggable=True)
+
+    def required_by(self) -> str:
+        """`` required by the reference file`` in an acceptance, else ""."""
+        return " required by the reference file" if self.require_partition_reference else ""
 
     @property
     def reference_index(self) -> tuple[str, ...]:
@@ -81,11 +103,53 @@ class PartitionReferences(rfm.RegressionTestPlugin):
         try:
             entry = self.reference[self]
         except KeyError:
-            self._no_reference(f"{path} has no entry for {key}")
+            if not self.require_partition_reference:
+                self._no_reference(f"{path} has no entry for {key}")
+            elif self.runs_transport(self.transport_name):  # a required test takes its results
+                self.reference_status = (f"no reference: {path} has no entry for {key}; run "
+                                         "for a required test that takes its results")
+            else:  # an acceptance runs what its file requires
+                self.skip(f"not among the requirements of {self.current_system.name}: {path} "
+                          f"has no entry for {key} (the acceptance runs what the reference "
+                          "file covers)")
         else:
             self.reference_status = f"{path}: {key}"
             self.referenced_variables = sorted(entry)
             self.reference_entry = {name: [str(x) for x in entry[name]] for name in sorted(entry)}
+
+    def runs_transport(self, transport: str) -> bool:
+        """Whether this combination over ``transport`` is to run: always, but in an acceptance.
+
+        There, a combination runs when the reference file has its entry or a
+        required test takes its results (:meth:`feeds_requirement`); a
+        packed job runs only the transports of such members. Without the
+        file every combination runs, and fails for the file.
+        """
+        path = references_dir() / f"{self.current_system.name}.yaml"
+        if not self.require_partition_reference or not path.exists():
+            return True
+        doc = requirements_of(path)
+        return (self.has_entry(doc.get(type(self).__name__), transport)
+                or self.feeds_requirement(doc, transport))
+
+    def has_entry(self, section: dict | None, transport: str, depth: int | None = None) -> bool:
+        """Whether ``section`` (a check's part of the file) has this combination's entry.
+
+        ``depth`` stops after that many index keys (a prefix of the index).
+        """
+        index = (section or {}).get("$index") or []
+        data = section
+        for key in index[:depth]:
+            value = transport if key == "transport_name" else self._index_value(key)
+            found = {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
+            if value not in found:
+                return False
+            data = found[value]
+        return bool(index)
+
+    def feeds_requirement(self, doc: dict, transport: str) -> bool:
+        """Whether a test the file requires takes this one's results (here: none does)."""
+        return False
 
     def _index_value(self, key: str) -> str:
         if key == "$partition":
@@ -98,3 +162,14 @@ class PartitionReferences(rfm.RegressionTestPlugin):
         self.reference_status = f"no reference: {why}"
         if self.require_partition_reference:
             raise SentinelError(f"a reference is required (acceptance): {why}")
+
+
+@functools.cache
+def _parsed(path: str, mtime: float) -> dict:
+    with open(path) as fp:
+        return yaml.safe_load(fp) or {}
+
+
+def requirements_of(path: Path) -> dict:
+    """The reference file at ``path``, parsed once per version of it."""
+    return _parsed(str(path), path.stat().st_mtime)

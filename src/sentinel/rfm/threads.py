@@ -15,7 +15,12 @@ from sentinel.mpi.placement import (
     series_placement_problems,
     thread_problems,
 )
-from sentinel.mpi.thread_levels import same_as_larger, thread_counts
+from sentinel.mpi.thread_levels import (
+    TOPOLOGY_COMMAND,
+    missing_keys,
+    same_as_larger,
+    thread_counts,
+)
 from sentinel.parsers.sentinel_output import (
     BenchOutput,
     parse,
@@ -56,8 +61,12 @@ def resolve_threads(test) -> None:
         return
     part = test.current_partition
     proc = part.processor
-    counts = thread_counts(proc.num_cores, proc.num_sockets, proc.num_numa_nodes,
-                           f"partition {part.fullname}")
+    topology = (proc.num_cores, proc.num_sockets, proc.num_numa_nodes)
+    key = missing_keys(*topology).get(test.threads)
+    test.skip_if(key is not None,
+                 f"threads={test.threads} needs the processor's {key}, which partition "
+                 f"{part.fullname} does not set ({TOPOLOGY_COMMAND})")
+    counts = thread_counts(*topology)
     same = same_as_larger(test.threads, counts)
     test.skip_if(same is not None,
                  f"threads={test.threads} is {counts[test.threads]} core(s) on partition "

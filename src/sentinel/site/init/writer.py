@@ -13,6 +13,7 @@ import pprint
 import re
 from dataclasses import dataclass, field
 
+from sentinel.mpi.thread_levels import processor_gaps
 from sentinel.site.init.jobs import Job
 from sentinel.site.init.scheduler import Partition
 
@@ -62,12 +63,6 @@ def job_processor(processor: dict, job_cpus: list[int]) -> tuple[dict, str]:
                "topology": {**topo, "numa_nodes": [hex((1 << usable) - 1)]}}
     return reduced, (f"jobs get {usable} of its {total} CPUs (the others are reserved): "
                      f"described as {usable} CPU(s) in one socket and one NUMA domain")
-
-
-def _numa_note(processor: dict) -> str:
-    return "" if processor.get("topology", {}).get("numa_nodes") else (
-        "no NUMA domains detected (reframe --detect-host-topology on a node fills "
-        "processor['topology']['numa_nodes']); the threads=numa variants are skipped")
 
 
 def _env_name(stack: dict, taken: dict[str, tuple]) -> str:
@@ -125,8 +120,11 @@ def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | st
 def _partition(site: Site, part: Partition, job: Job, report: dict) -> dict:
     processor, note = job_processor(report["processor"], report.get("job_cpus", []))
     where = f"partition {part.name}" + (f" node {job.node}" if job.node else "")
-    for n in filter(None, [note, _numa_note(processor)]):
-        site.undecided.append(f"{where}: {n}")
+    if note:
+        site.undecided.append(f"{where}: {note}")
+    gaps = processor_gaps(job.label, processor)
+    if gaps:  # a node whose sysfs shows no NUMA domain (a VM, a container)
+        site.undecided.append(gaps)
     slurm = site.kind == "slurm"
     gpus = report.get("gpus", 0) or job.shape.gpus
     nodes = len(part.types[job.shape])
