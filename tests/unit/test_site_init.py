@@ -93,7 +93,7 @@ def test_the_written_slurm_site_declares_each_transport_and_how_each_mpi_is_reac
         env = envs[stack["family"]]
         assert env["features"] == ["mpi", stack["family"], *stack["transports"]]
         assert env["modules"] == stack["modules"]
-        assert env["target_systems"] == ["site:one", "site:two"]
+        assert env["target_systems"] == ["site"]  # the same on both partitions
     assert envs["intelmpi"]["modules"] == ["intel-mpi/2021.18.1"]
     assert ["I_MPI_PMI_LIBRARY", reports[0]["launch"]["pmi2_library"]] in envs["intelmpi"][
         "env_vars"]
@@ -210,3 +210,18 @@ def test_a_module_system_that_errors_is_named_and_one_that_lists_is_read(tmp_pat
     problems.clear()
     listing = _module_init(tmp_path, r'printf "/m:\nopenmpi/4.1.4\ngcc/12\n" >&2')
     assert discover.mpi_modules(listing, problems) == ["openmpi/4.1.4"] and problems == []
+
+
+def test_an_mpi_on_one_partition_only_is_declared_there_and_for_the_system_after_it():
+    reports = {p: json.loads((DATA / "slurm" / f"discover-{p}.json").read_text())
+               for p in ("one", "two")}
+    reports["two"]["stacks"] = [s for s in reports["two"]["stacks"] if s["family"] != "mpich"]
+    parts = scheduler.partitions(_answer("slurm"))
+    site = writer.build(writer.Site("s", "slurm"), parts,
+                        {j.label: (j, reports[j.label]) for j in jobs.jobs_of(parts)})
+    mpich = [e["target_systems"] for e in site.environments if e["name"] == "mpich"]
+    # its partition's entry first; the system's after it, for --system s:one (ReFrame #1453)
+    assert mpich == [["s:one"], ["s"]]
+    environs = {p["name"]: p["environs"] for p in site.partitions}
+    assert "mpich" in environs["one"] and "mpich" not in environs["two"]
+    assert [e["target_systems"] for e in site.environments if e["name"] == "openmpi"] == [["s"]]

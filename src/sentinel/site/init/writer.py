@@ -98,8 +98,9 @@ def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | st
     options, env_vars, why = _launch(site, stack, launch, where)
     if why:
         return why
-    env_vars = [*(["PATH", f"{stack['launcher_dir']}:$PATH"] for _ in [0]
-                  if stack["source"] == "path" and "/config/launchers/" in stack["launcher_dir"]),
+    # Debian's suffixed MPIs reach their launcher through the suite's wrappers
+    wrapped = stack["source"] == "path" and "/config/launchers/" in stack["launcher_dir"]
+    env_vars = [*([["PATH", f"{stack['launcher_dir']}:$PATH"]] if wrapped else []),
                 *([k, v] for k, v in stack.get("env_vars", {}).items()), *env_vars]
     extras: dict = {"mpi_family": stack["family"], "mpi_version": stack["version"],
                     "found_through": stack["source"] + (
@@ -188,8 +189,32 @@ def build(site: Site, parts: list[Partition], reports: dict[str, tuple[Job, dict
                                   "sentinel init, or check MODULEPATH)")
             continue
         site.partitions.append(entry)
-    site.environments = list(envs.values())
+    site.environments = _targets(site, list(envs.values()))
     return site
+
+
+def _targets(site: Site, envs: list[dict]) -> list[dict]:
+    """Each environment for the whole system where it is the same on every partition.
+
+    One that differs between partitions keeps its per-partition entries and,
+    after them, its first as the system's: ReFrame (4.10) selects the
+    system's environments for ``--system SITE:PART`` too, and finds none
+    defined for the partitions alone (reframe-hpc/reframe#1453); each
+    partition still gets its own entry, the first that names it.
+    """
+    written = {f"{site.name}:{p['name']}" for p in site.partitions}
+    out, fallback = [], {}
+    for env in envs:
+        env["target_systems"] = [t for t in env["target_systems"] if t in written]
+        if not env["target_systems"]:
+            continue
+        shared = sum(1 for e in envs if e["name"] == env["name"]) == 1
+        if shared and set(env["target_systems"]) == written:
+            env["target_systems"] = [site.name]
+        else:
+            fallback.setdefault(env["name"], {**env, "target_systems": [site.name]})
+        out.append(env)
+    return out + list(fallback.values())
 
 
 def render(site: Site, when: str, command: str, host: str) -> str:
