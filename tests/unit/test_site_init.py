@@ -225,3 +225,27 @@ def test_an_mpi_on_one_partition_only_is_declared_there_and_for_the_system_after
     environs = {p["name"]: p["environs"] for p in site.partitions}
     assert "mpich" in environs["one"] and "mpich" not in environs["two"]
     assert [e["target_systems"] for e in site.environments if e["name"] == "openmpi"] == [["s"]]
+
+
+def test_a_node_of_many_cores_is_written_as_a_call_that_gives_the_same_masks(tmp_path):
+    report = json.loads((DATA / "slurm" / "discover-one.json").read_text())
+    cores = [hex(1 << c) for c in range(128)]
+    report["processor"].update(num_cpus=128, num_cpus_per_socket=64, num_sockets=2)
+    report["processor"]["topology"] = {"numa_nodes": [hex((2**64 - 1) << (64 * s))
+                                                      for s in range(2)],
+                                       "sockets": [hex((2**64 - 1) << (64 * s))
+                                                   for s in range(2)], "cores": cores}
+    report["job_cpus"] = list(range(128))
+    parts = scheduler.partitions(_answer("slurm"))
+    site = writer.build(writer.Site("s", "slurm"), parts,
+                        {j.label: (j, report) for j in jobs.jobs_of(parts)})
+    text = writer.render(site, "now", "sentinel init --name s", "^login$")
+    assert text.count("_one_cpu_each(128)") == 2 and len(text.splitlines()) < 140
+    (tmp_path / "s.py").write_text(text)
+    written = runpy.run_path(str(tmp_path / "s.py"))["system"]["partitions"]
+    assert all(p["processor"]["topology"]["cores"] == cores for p in written)
+    # a node with two hardware threads a core keeps its list as detected
+    report["processor"]["topology"]["cores"] = [hex(3 << (2 * c)) for c in range(64)]
+    site = writer.build(writer.Site("s", "slurm"), parts,
+                        {j.label: (j, report) for j in jobs.jobs_of(parts)})
+    assert "_one_cpu_each" not in writer.render(site, "now", "cmd", "^login$")

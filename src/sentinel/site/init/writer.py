@@ -225,7 +225,8 @@ def render(site: Site, when: str, command: str, host: str) -> str:
     modules = ('"nomod"' if site.modules_system == "nomod" else
                f'"{site.modules_system}" if os.environ.get("{marker}") else "nomod"')
     pinned = site.kind == "slurm"
-    return f'''"""{site.name}: written by ``sentinel init`` on {when}; discovered, not typed.
+    partitions, cores = _with_core_calls(site.partitions)
+    text = f'''"""{site.name}: written by ``sentinel init`` on {when}; discovered, not typed.
 
     {command}
 
@@ -246,12 +247,44 @@ import os
 
 _MODULES_SYSTEM = {modules}
 
-system = {pprint.pformat({"name": site.name, "descr": f"{site.name} (sentinel init)",
-                          "hostnames": [host], "modules_system": "@MODULES@",
-                          "partitions": site.partitions}, sort_dicts=False, width=96)}
+{_ONE_CPU_EACH if cores else ""}
+system = {_data({"name": site.name, "descr": f"{site.name} (sentinel init)",
+                 "hostnames": [host], "modules_system": "@MODULES@",
+                 "partitions": partitions})}
 
-environments = {pprint.pformat(site.environments, sort_dicts=False, width=96)}
+environments = {_data(site.environments)}
 {_PINNED if pinned else ""}'''.replace("'@MODULES@'", "_MODULES_SYSTEM")
+    return re.sub(r"'@CORES(\d+)@'", r"_one_cpu_each(\1)", text)
+
+
+def _data(value: object) -> str:
+    return pprint.pformat(value, sort_dicts=False, width=96, compact=True)
+
+
+def _with_core_calls(partitions: list[dict]) -> tuple[list[dict], bool]:
+    """The partitions, each one-CPU-a-core mask list a marker the text turns into a call.
+
+    A node of 128 cores would otherwise write 128 masks; a node whose cores
+    have several hardware threads keeps its list.
+    """
+    out, used = [], False
+    for part in partitions:
+        topo = part.get("processor", {}).get("topology", {})
+        cores = topo.get("cores") or []
+        if cores and cores == [hex(1 << c) for c in range(len(cores))]:
+            topo = {**topo, "cores": f"@CORES{len(cores)}@"}
+            part = {**part, "processor": {**part["processor"], "topology": topo}}
+            used = True
+        out.append(part)
+    return out, used
+
+
+_ONE_CPU_EACH = '''
+
+def _one_cpu_each(cpus: int) -> list[str]:
+    """Core masks of a node whose core k is CPU k (one hardware thread each)."""
+    return [hex(1 << c) for c in range(cpus)]
+'''
 
 
 _PINNED_IMPORTS = "import sys\n\nfrom sentinel.rfm.cmdline import pins_jobs_to_nodes"
