@@ -120,14 +120,11 @@ if not _stacks:
           "run 'make setup' or load your site's MPI module", file=sys.stderr)
     environments = [{"name": "no-mpi", "target_systems": ["local"]}]
 
-#: How srun starts each family here: Open MPI through PMIx, MPICH through
-#: PMI-2 (without it MPICH starts singletons), Intel MPI through Slurm's PMI-2
-#: client library (I_MPI_PMI_LIBRARY; Debian: libpmi2-0) when it is installed.
-_SRUN_MPI = {"openmpi": "--mpi=pmix", "mpich": "--mpi=pmi2", "intelmpi": "--mpi=pmi2"}
-#: A rank that dies ends its launch at once: without it the others wait for
-#: it in MPI until Slurm cancels the job at its time limit (300 s here when
-#: Open MPI's TCP BTL segfaulted on a namespaced node).
-_SRUN_KILL = "--kill-on-bad-exit=1"
+#: How srun starts each family here (``slurm.SRUN_PMI``, its first choice):
+#: Intel MPI only where Slurm's PMI-2 client library is installed (Debian:
+#: libpmi2-0); a rank that dies ends its launch (``slurm.SRUN_KILL``: without
+#: it, 300 s here when Open MPI's TCP BTL segfaulted on a namespaced node).
+_SRUN_MPI = {family: f"--mpi={pmis[0]}" for family, pmis in slurm.SRUN_PMI.items()}
 
 
 def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> list[dict]:
@@ -139,22 +136,16 @@ def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> li
             continue
         env_vars = env["env_vars"] + ([["I_MPI_PMI_LIBRARY", pmi2]] if name == "intelmpi" else [])
         out.append({**env, "target_systems": [f"local:slurm-{partition}"], "env_vars": env_vars,
-                    "extras": {**env["extras"], "launcher_options": [_SRUN_MPI[name], _SRUN_KILL]}})
+                    "extras": {**env["extras"],
+                               "launcher_options": [_SRUN_MPI[name], slurm.SRUN_KILL]}})
     return out
 
 
 def _slurm_partition(part: slurm.SlurmPartition, host: dict) -> dict:
     """A ReFrame partition for a Slurm partition that answers on this host."""
-    # A node with the host's CPU count is the host (validate placement with
-    # its topology); smaller fake nodes say how many CPUs they have, in one
-    # socket and one NUMA domain, and which core each of the host's CPUs is
-    # (whichever CPUs Slurm gives a fake node's job are the host's).
-    processor = host if part.cpus_per_node == host["num_cpus"] else {
-        "num_cpus": part.cpus_per_node, "num_cpus_per_core": 1,
-        "num_cpus_per_socket": part.cpus_per_node, "num_sockets": 1,
-        "topology": {"numa_nodes": [hex((1 << part.cpus_per_node) - 1)],
-                     "cores": host["topology"]["cores"],
-                     "sockets": host["topology"]["sockets"]}}
+    # A node with the host's CPU count is the host; a smaller fake node's job
+    # gets some of the host's CPUs, whichever Slurm gives it.
+    processor, _ = slurm.job_processor(host, part.cpus_per_node)
     return {
         "name": f"slurm-{part.name}",
         "descr": f"Slurm partition {part.name}: {part.nodes} node(s) x "

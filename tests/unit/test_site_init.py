@@ -19,6 +19,7 @@ import pytest
 from sentinel.results import cli
 from sentinel.site import discover
 from sentinel.site.init import jobs, scheduler, writer
+from sentinel.site.slurm import job_processor
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "init"
 
@@ -186,11 +187,11 @@ def test_module_listings_of_lmod_and_tcl_modules_are_read():
 
 def test_a_job_that_gets_fewer_cpus_than_its_node_is_described_with_those():
     report = json.loads((DATA / "slurm" / "discover-two.json").read_text())
-    processor, note = writer.job_processor(report["processor"], report["job_cpus"])
+    processor, note = job_processor(report["processor"], len(report["job_cpus"]))
     assert processor["num_cpus"] == 1 and processor["topology"]["numa_nodes"] == ["0x1"]
     assert "caches" not in processor["topology"] and "1 of its 2 CPUs" in note
     whole = json.loads((DATA / "slurm" / "discover-one.json").read_text())
-    processor, note = writer.job_processor(whole["processor"], whole["job_cpus"])
+    processor, note = job_processor(whole["processor"], len(whole["job_cpus"]))
     assert processor["num_cpus"] == 2 and note == ""
 
 

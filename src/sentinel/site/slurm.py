@@ -23,6 +23,41 @@ class SlurmPartition:
     cpus_per_node: int
 
 
+#: How ``srun`` starts each MPI family, by preference: Open MPI through PMIx
+#: where Slurm has it, MPICH and Intel MPI (with Slurm's ``libpmi2``,
+#: ``I_MPI_PMI_LIBRARY``) through PMI-2; without PMI-2 MPICH starts singletons.
+SRUN_PMI = {"openmpi": ("pmix", "pmi2"), "mpich": ("pmi2", "pmix"), "intelmpi": ("pmi2",)}
+#: A rank that dies ends its launch at once: without it the others wait for
+#: it in MPI until Slurm cancels the job at its time limit.
+SRUN_KILL = "--kill-on-bad-exit=1"
+
+
+def scontrol_fields(line: str) -> dict[str, str]:
+    """The ``Key=value`` fields of one line of ``scontrol -o show ...``."""
+    return dict(f.split("=", 1) for f in line.split() if "=" in f)
+
+
+def job_processor(processor: dict, usable: int) -> tuple[dict, str]:
+    """A node's processor as a job that gets ``usable`` of its CPUs sees it; a note when fewer.
+
+    A job that gets every CPU sees the node as detected (without the caches,
+    which nothing in the suite reads). One that gets fewer (CPUs reserved for
+    the system: ``CpuSpecList``) is described with that many CPUs in one
+    socket and one NUMA domain, keeping the node's core and socket masks so
+    that placement is still checked against real CPU ids.
+    """
+    topo = {k: v for k, v in processor.get("topology", {}).items() if k != "caches"}
+    processor = {**processor, "topology": topo}
+    total = processor.get("num_cpus", 0)
+    if not usable or usable >= total:
+        return processor, ""
+    reduced = {**processor, "num_cpus": usable, "num_cpus_per_core": 1,
+               "num_cpus_per_socket": usable, "num_sockets": 1,
+               "topology": {**topo, "numa_nodes": [hex((1 << usable) - 1)]}}
+    return reduced, (f"jobs get {usable} of its {total} CPUs (the others are reserved): "
+                     f"described as {usable} CPU(s) in one socket and one NUMA domain")
+
+
 def parse_node_cpus(text: str) -> dict[str, int]:
     """CPUs a job can use per node, from ``scontrol -o show nodes``.
 
@@ -31,7 +66,7 @@ def parse_node_cpus(text: str) -> dict[str, int]:
     """
     cpus = {}
     for line in text.splitlines():
-        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        fields = scontrol_fields(line)
         count = fields.get("CPUEfctv", fields.get("CPUTot", ""))
         if "NodeName" in fields and count.isdigit():
             cpus[fields["NodeName"]] = int(count)

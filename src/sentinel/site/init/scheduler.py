@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
+from sentinel.site.slurm import scontrol_fields
 
 #: The commands each scheduler answers, in the order they are asked.
 COMMANDS = {
@@ -112,10 +113,6 @@ def ask(kind: str | None = None) -> Answer:
                          "collected there")
 
 
-def _fields(line: str) -> dict[str, str]:
-    return dict(f.split("=", 1) for f in line.split() if "=" in f)
-
-
 def _int(value: str | int | None, default: int = 0) -> int:
     try:
         return int(value) if value not in (None, "") else default
@@ -141,12 +138,12 @@ def slurm_partitions(answer: Answer) -> list[Partition]:
     """Partitions and node types from ``scontrol -o show nodes/partitions``."""
     nodes = answer.outputs.get("scontrol -o show nodes", "")
     parts = answer.outputs.get("scontrol -o show partitions", "")
-    order = [_fields(line).get("PartitionName") for line in parts.splitlines()]
+    order = [scontrol_fields(line).get("PartitionName") for line in parts.splitlines()]
     up = {f["PartitionName"]: f.get("State", "UP") == "UP"
-          for f in map(_fields, parts.splitlines()) if "PartitionName" in f}
+          for f in map(scontrol_fields, parts.splitlines()) if "PartitionName" in f}
     found: dict[str, Partition] = {}
     for line in nodes.splitlines():
-        f = _fields(line)
+        f = scontrol_fields(line)
         if "NodeName" not in f or _DEAD.search(f.get("State", "")):
             continue
         shape = NodeType(_int(f.get("CPUEfctv"), _int(f.get("CPUTot"))), _int(f.get("Sockets"), 1),

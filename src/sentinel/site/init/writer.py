@@ -16,12 +16,7 @@ from dataclasses import dataclass, field
 from sentinel.mpi.thread_levels import processor_gaps
 from sentinel.site.init.jobs import Job
 from sentinel.site.init.scheduler import Partition
-
-#: How ``srun`` starts each family: Open MPI through PMIx where Slurm has it,
-#: the others (and Open MPI without PMIx) through PMI-2.
-_SRUN_PMI = {"openmpi": ("pmix", "pmi2"), "mpich": ("pmi2", "pmix"), "intelmpi": ("pmi2",)}
-#: A rank that dies ends its launch at once, instead of at the job's time limit.
-_SRUN_KILL = "--kill-on-bad-exit=1"
+from sentinel.site.slurm import SRUN_KILL, SRUN_PMI, job_processor
 
 
 @dataclass
@@ -36,33 +31,6 @@ class Site:
     found: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
     modules_system: str = "nomod"
-
-
-def _lean(processor: dict) -> dict:
-    """The processor without its caches: nothing in the suite reads them."""
-    topo = {k: v for k, v in processor.get("topology", {}).items() if k != "caches"}
-    return {**processor, "topology": topo}
-
-
-def job_processor(processor: dict, job_cpus: list[int]) -> tuple[dict, str]:
-    """The node's processor as a job gets it; a note when that is fewer CPUs than the node's.
-
-    A job that gets every CPU sees the node as ReFrame detects it. One that
-    gets fewer (CPUs reserved for the system) is described with that many
-    CPUs in one socket and one NUMA domain, keeping the node's core and
-    socket masks so that placement is still checked against real CPU ids.
-    """
-    processor = _lean(processor)
-    total = processor.get("num_cpus", 0)
-    usable = len(job_cpus)
-    if not usable or usable >= total:
-        return processor, ""
-    topo = processor.get("topology", {})
-    reduced = {**processor, "num_cpus": usable, "num_cpus_per_core": 1,
-               "num_cpus_per_socket": usable, "num_sockets": 1,
-               "topology": {**topo, "numa_nodes": [hex((1 << usable) - 1)]}}
-    return reduced, (f"jobs get {usable} of its {total} CPUs (the others are reserved): "
-                     f"described as {usable} CPU(s) in one socket and one NUMA domain")
 
 
 def _env_name(stack: dict, taken: dict[str, tuple]) -> str:
@@ -80,10 +48,10 @@ def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str
     if site.kind != "slurm":
         return [], [], ""
     plugins = launch.get("pmi", [])
-    pmi = next((p for p in _SRUN_PMI[stack["family"]] if p in plugins), None)
+    pmi = next((p for p in SRUN_PMI[stack["family"]] if p in plugins), None)
     if pmi is None:
         return [], [], (f"{stack['family']} {stack['version']} not on {where}: srun offers "
-                        f"none of {', '.join(_SRUN_PMI[stack['family']])} (srun --mpi=list: "
+                        f"none of {', '.join(SRUN_PMI[stack['family']])} (srun --mpi=list: "
                         f"{', '.join(plugins) or 'nothing'})")
     env_vars = []
     if stack["family"] == "intelmpi":
@@ -91,7 +59,7 @@ def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str
             return [], [], (f"intelmpi {stack['version']} not on {where}: Slurm's PMI-2 "
                             "library libpmi2.so is not on the node (Debian: libpmi2-0)")
         env_vars.append(["I_MPI_PMI_LIBRARY", launch["pmi2_library"]])
-    return [f"--mpi={pmi}", _SRUN_KILL], env_vars, ""
+    return [f"--mpi={pmi}", SRUN_KILL], env_vars, ""
 
 
 def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | str:
@@ -119,7 +87,7 @@ def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | st
 
 
 def _partition(site: Site, part: Partition, job: Job, report: dict) -> dict:
-    processor, note = job_processor(report["processor"], report.get("job_cpus", []))
+    processor, note = job_processor(report["processor"], len(report.get("job_cpus", [])))
     where = f"partition {part.name}" + (f" node {job.node}" if job.node else "")
     if note:
         site.undecided.append(f"{where}: {note}")
