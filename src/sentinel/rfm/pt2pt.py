@@ -9,6 +9,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
+from sentinel.analysis.jacobi import SPEC as jacobi_spec
 from sentinel.analysis.variables import Values
 from sentinel.mpi.transports import Transport, lookup
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -21,9 +22,8 @@ from sentinel.rfm.variants import variant_name
 
 #: The name under which checks/pt2pt.py registers :class:`Pt2ptBase`.
 PT2PT_CHECK = "Pt2ptCheck"
-#: The check whose model takes the ping-pong's figures, and the head of its reference index.
-JACOBI_CHECK = "JacobiCheck"
-JACOBI_INDEX = ["$partition", "$environ", "transport_name", "mapping"]
+#: The reference index's head that names a Jacobi series' transport and mapping.
+_SERIES_KEYS = ("$partition", "$environ", "transport_name", "mapping")
 
 
 class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
@@ -95,8 +95,9 @@ class Pt2ptBase(TransportMappingTest, PartitionReferences, ProtocolSwitches):
 
     def feeds_requirement(self, doc: dict, transport: str) -> bool:
         """Whether a Jacobi series the file requires takes its model's B and T_L from here."""
-        jacobi = doc.get(JACOBI_CHECK) or {}
-        if type(self).__name__ != PT2PT_CHECK or jacobi.get("$index", [])[:4] != JACOBI_INDEX:
+        jacobi = doc.get(jacobi_spec.checks[0]) or {}
+        if type(self).__name__ != PT2PT_CHECK or tuple(jacobi.get("$index", [])[:4]) != \
+                jacobi_spec.index[:4] or jacobi_spec.index[:4] != _SERIES_KEYS:
             return False
         family = self.transport_info.family
         mine = pt2pt_check_name(f"{family}/{transport}", self.mapping)

@@ -132,14 +132,11 @@ class PartitionReferences(Requirements):
         return (self.has_entry(doc.get(type(self).__name__), transport)
                 or self.feeds_requirement(doc, transport))
 
-    def has_entry(self, section: dict | None, transport: str, depth: int | None = None) -> bool:
-        """Whether ``section`` (a check's part of the file) has this combination's entry.
-
-        ``depth`` stops after that many index keys (a prefix of the index).
-        """
+    def has_entry(self, section: dict | None, transport: str) -> bool:
+        """Whether ``section`` (a check's part of the file) has this combination's entry."""
         index = (section or {}).get("$index") or []
         data = section
-        for key in index[:depth]:
+        for key in index:
             value = transport if key == "transport_name" else self._index_value(key)
             found = {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
             if value not in found:

@@ -103,8 +103,7 @@ def _child_stacks(init: str | None, prepare: str, what: str,
     """The stacks a shell sees after ``prepare`` (a module load, a Spack prefix on PATH)."""
     me = f"{shlex.quote(sys.executable)} -m sentinel.site.discover --path-only"
     commands = f"{prepare} || exit 97\nexec {me}"
-    rc, out = (_shell(init, commands, MODULE_TIMEOUT) if init else
-               _shell("/dev/null", commands, MODULE_TIMEOUT))
+    rc, out = _shell(init or "/dev/null", commands, MODULE_TIMEOUT)
     if rc == 97:
         problems.append(f"{what}: does not load: {_last(out)}")
         return []
