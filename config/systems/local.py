@@ -25,8 +25,9 @@ environment puts its own ``mpirun`` first on PATH) and one environment per
 detected MPI. When a Slurm controller answers (``scontrol ping``, with the
 cluster ``SLURM_CONF`` names; ``SENTINEL_SLURM=no`` disables), one more
 partition per Slurm partition, ``slurm-<name>`` (feature ``slurm``, srun
-with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, ``num_nodes`` from
-sinfo; Intel MPI only where Slurm's libpmi2 is installed).
+with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, ``num_nodes`` and
+the CPUs a job gets from ``scontrol -o show nodes``; Intel MPI only where
+Slurm's libpmi2 is installed).
 Environment features: ``mpi``, the family and every transport name it
 offers; checks select on them, never on the system name.
 """

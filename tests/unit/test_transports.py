@@ -246,22 +246,25 @@ def test_detection_leaves_out_development_providers_and_says_so():
 
 
 def test_slurm_partitions_take_the_cpus_a_job_gets_on_their_smallest_node():
-    from sentinel.site.slurm import SlurmPartition, parse_node_cpus, parse_sinfo
+    from sentinel.site.slurm import SlurmPartition, parse_partitions
 
     # Real `scontrol -o show nodes` lines (Slurm 22.05, shortened): n1 reserves
-    # one of its two CPUs (CpuSpecList=1); b1 is an older Slurm without CPUEfctv.
-    nodes = parse_node_cpus(
-        "NodeName=c1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2\n"
+    # one of its two CPUs (CpuSpecList=1); b1 is an older Slurm without CPUEfctv;
+    # x9 says no CPU count, and a line that is no node is ignored.
+    text = (
+        "NodeName=c1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
+        "Partitions=one\n"
         "NodeName=n1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=1 CPUTot=2 "
-        "CoreSpecCount=1 CPUSpecList=1\n"
-        "NodeName=n2 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=1 CPUTot=2\n"
-        "NodeName=b1 Arch=x86_64 CoresPerSocket=24 CPUAlloc=0 CPUTot=48\n"
-        "NodeName=b2 Arch=x86_64 CoresPerSocket=16 CPUAlloc=0 CPUTot=32\n")
-    assert nodes == {"c1": 2, "n1": 1, "n2": 1, "b1": 48, "b2": 32}
-    text = "one c1\ntwo n1\ntwo n2\nbig b1\nbig b2\nlost x9\ngarbage\n"
-    assert parse_sinfo(text, nodes) == [SlurmPartition("one", 1, 2),
-                                        SlurmPartition("two", 2, 1),
-                                        SlurmPartition("big", 2, 32)]
+        "CoreSpecCount=1 CPUSpecList=1 Partitions=two\n"
+        "NodeName=n2 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=1 CPUTot=2 "
+        "Partitions=two\n"
+        "NodeName=b1 Arch=x86_64 CoresPerSocket=24 CPUAlloc=0 CPUTot=48 Partitions=big\n"
+        "NodeName=b2 Arch=x86_64 CoresPerSocket=16 CPUAlloc=0 CPUTot=32 Partitions=big\n"
+        "NodeName=x9 Arch=x86_64 Partitions=lost\n"
+        "garbage\n")
+    assert parse_partitions(text) == [SlurmPartition("one", 1, 2),
+                                      SlurmPartition("two", 2, 1),
+                                      SlurmPartition("big", 2, 32)]
 
 
 def test_slurm_pmi2_library_is_read_from_the_linker_cache():

@@ -1,6 +1,6 @@
 """What a Slurm controller has: its partitions, node CPUs and PMI-2 client library.
 
-Read with short, time-limited commands (``scontrol``, ``sinfo``, ``ldconfig``)
+Read with short, time-limited commands (``scontrol``, ``ldconfig``)
 at configuration load, and by ``sentinel init``.
 """
 
@@ -58,30 +58,35 @@ def job_processor(processor: dict, usable: int) -> tuple[dict, str]:
                      f"described as {usable} CPU(s) in one socket and one NUMA domain")
 
 
-def parse_node_cpus(text: str) -> dict[str, int]:
-    """CPUs a job can use per node, from ``scontrol -o show nodes``.
+def node_records(text: str) -> list[dict[str, str]]:
+    """Each node's fields, from ``scontrol -o show nodes`` (a line a node)."""
+    return [f for f in map(scontrol_fields, text.splitlines()) if "NodeName" in f]
+
+
+def job_cpus(node: dict[str, str]) -> int:
+    """CPUs a job can use on ``node`` (0 when not said).
 
     ``CPUEfctv`` (Slurm 22.05+) leaves out the CPUs reserved by core
     specialisation (``CpuSpecList``); older Slurm reports ``CPUTot`` only.
     """
-    cpus = {}
-    for line in text.splitlines():
-        fields = scontrol_fields(line)
-        count = fields.get("CPUEfctv", fields.get("CPUTot", ""))
-        if "NodeName" in fields and count.isdigit():
-            cpus[fields["NodeName"]] = int(count)
-    return cpus
+    count = node.get("CPUEfctv", node.get("CPUTot", ""))
+    return int(count) if count.isdigit() else 0
 
 
-def parse_sinfo(text: str, node_cpus: dict[str, int]) -> list[SlurmPartition]:
-    """Partitions from ``sinfo -h -N -o '%R %N'`` (a line per partition and node)."""
-    members: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) == 2 and fields[1] in node_cpus:
-            members.setdefault(fields[0], []).append(fields[1])
-    return [SlurmPartition(name, len(nodes), min(node_cpus[n] for n in nodes))
-            for name, nodes in members.items()]
+def members(nodes: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+    """The nodes of each partition, by the partitions each node names, in first-seen order."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for node in nodes:
+        for name in filter(None, node.get("Partitions", "").split(",")):
+            out.setdefault(name, []).append(node)
+    return out
+
+
+def parse_partitions(text: str) -> list[SlurmPartition]:
+    """Partitions, their node counts and the CPUs a job gets on their smallest node."""
+    found = members([n for n in node_records(text) if job_cpus(n)])
+    return [SlurmPartition(name, len(nodes), min(job_cpus(n) for n in nodes))
+            for name, nodes in found.items()]
 
 
 def slurm() -> list[SlurmPartition]:
@@ -90,8 +95,8 @@ def slurm() -> list[SlurmPartition]:
     Detected, not assumed: ``scontrol ping`` must report the controller UP
     (``SLURM_CONF`` selects the cluster as for any Slurm command).
     """
-    scontrol, sinfo = shutil.which("scontrol"), shutil.which("sinfo")
-    if not (scontrol and sinfo):
+    scontrol = shutil.which("scontrol")
+    if not scontrol:
         return []
     conf = os.environ.get("SLURM_CONF")
     if conf and not os.path.isfile(conf):
@@ -100,8 +105,7 @@ def slurm() -> list[SlurmPartition]:
     if rc != 0 or " is UP" not in out:
         return []
     rc, nodes = _run([scontrol, "-o", "show", "nodes"])
-    rc2, out = _run([sinfo, "-h", "-N", "-o", "%R %N"])
-    return parse_sinfo(out, parse_node_cpus(nodes)) if rc == rc2 == 0 else []
+    return parse_partitions(nodes) if rc == 0 else []
 
 
 def parse_pmi2_library(ldconfig: str) -> str | None:

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
-from sentinel.site.slurm import scontrol_fields
+from sentinel.site.slurm import job_cpus, members, node_records, scontrol_fields
 
 #: The commands each scheduler answers, in the order they are asked.
 COMMANDS = {
@@ -141,18 +141,16 @@ def slurm_partitions(answer: Answer) -> list[Partition]:
     order = [scontrol_fields(line).get("PartitionName") for line in parts.splitlines()]
     up = {f["PartitionName"]: f.get("State", "UP") == "UP"
           for f in map(scontrol_fields, parts.splitlines()) if "PartitionName" in f}
+    alive = [f for f in node_records(nodes) if not _DEAD.search(f.get("State", ""))]
     found: dict[str, Partition] = {}
-    for line in nodes.splitlines():
-        f = scontrol_fields(line)
-        if "NodeName" not in f or _DEAD.search(f.get("State", "")):
-            continue
-        shape = NodeType(_int(f.get("CPUEfctv"), _int(f.get("CPUTot"))), _int(f.get("Sockets"), 1),
-                         _int(f.get("CoresPerSocket"), 1), _int(f.get("ThreadsPerCore"), 1),
-                         _gres_gpus(f.get("Gres", "")), _features(f.get("AvailableFeatures", "")))
-        for name in f.get("Partitions", "").split(","):
-            if name:
-                found.setdefault(name, Partition(name, usable=up.get(name, True)))
-                found[name].types.setdefault(shape, []).append(f["NodeName"])
+    for name, records in members(alive).items():
+        found[name] = Partition(name, usable=up.get(name, True))
+        for f in records:
+            shape = NodeType(job_cpus(f), _int(f.get("Sockets"), 1),
+                             _int(f.get("CoresPerSocket"), 1), _int(f.get("ThreadsPerCore"), 1),
+                             _gres_gpus(f.get("Gres", "")),
+                             _features(f.get("AvailableFeatures", "")))
+            found[name].types.setdefault(shape, []).append(f["NodeName"])
     return sorted(found.values(), key=lambda p: order.index(p.name) if p.name in order else 99)
 
 
