@@ -35,6 +35,10 @@ QUICK = [
     "-S", "Pt2ptCheck.windows_large=5",
     "-S", "Pt2ptCheck.repetitions=5",
     "-S", "Pt2ptCheck.warmup=10",
+    # the same sweep for device buffers (a -S names a class, not its subclasses)
+    *(x for var in ("max_size=1048576", "iterations=100", "iterations_large=10", "windows=20",
+                    "windows_large=5", "repetitions=5", "warmup=10")
+      for x in ("-S", f"Pt2ptGpuCheck.{var}")),
     "-S", "JacobiCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
     "-S", "JacobiCheck.local_size=64",
     "-S", "JacobiCheck.iterations=10",
@@ -171,6 +175,12 @@ modes = [
         # (ReFrame splits a mode's options like a shell: no backslash, no space)
         "-n", "^(MatchingCheck|Pt2ptCheck|BarrierSplitCheck)[^A-Za-z].*%mapping=core([^a-z]|$)",
         "--distribute=avail",
+    ]},
+    # The fabric pairs sweep alone, its ring neighbours (what `sentinel vet`
+    # measures besides the vet mode): the slow nodes and links of a partition.
+    {"name": "sweep", "options": [
+        "-n", "^FabricCheck[^A-Za-z].*%mapping=node.*%mode=pairs",
+        "-S", "FabricCheck.rounds=neighbours",
     ]},
     # Procurement acceptance: the sources' full parameters; a missing
     # reference fails. IMB up to 256 MiB as Banerjee (2022) ran it; the

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -20,8 +21,11 @@ from typing import TypeVar
 import pytest
 
 from sentinel.analysis.host import ONE_CPU
+from sentinel.results.vet import actions
 from tests.cluster import netns
 from tests.integration.conftest import (
+    FINALIZE_TIMEOUT,
+    NO_NETWORK,
     OMPI_TCP_CRASH,
     QUICK,
     namespaced_slurm,
@@ -420,3 +424,76 @@ def test_concurrent_pairs_sum_when_each_has_a_link_of_its_own(cluster, tmp_path)
     # from above 1.7x to above 1.5x (docs/detection.md), still far from the 1x
     # of pairs run one after the other
     assert 1.5 < perf["aggregate_bw_P2"] / perf["aggregate_bw_P1"] < 2.3
+
+
+def _vet(conf: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    """``sentinel vet`` over the namespaced partition: a fabric sweep of the four nodes."""
+    env = {**os.environ, "SLURM_CONF": str(conf), "SENTINEL_OUTPUT": str(out), **NO_NETWORK,
+           "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT}
+    proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "vet",
+                           "--system", "local:slurm-net", "--measure", "fabric", *args, "--",
+                           *FABRIC, "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    print(proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _state(conf: Path, node: str) -> tuple[str, str]:
+    """A node's Slurm state and reason."""
+    line = subprocess.run(["scontrol", "-o", "show", "node", node], capture_output=True,
+                          text=True, env={**os.environ, "SLURM_CONF": str(conf)},
+                          check=True).stdout
+    state = re.search(r"\bState=(\S+)", line).group(1)
+    reason = line.split(" Reason=", 1)[1].strip() if " Reason=" in line else ""
+    return state, reason
+
+
+def _reports(out: Path, label: str) -> list[Path]:
+    return sorted((out / "reports" / "vet").glob(f"*-{label}-fabric.json"))
+
+
+def test_vet_drains_a_slow_node_only_when_it_repeats_and_resumes_it_once_it_passes(
+        cluster, tmp_path):
+    need_stack("intelmpi")
+    m2, out = netns.Node(2), tmp_path / "vet"
+    netns.degrade(m2, RATE)
+    try:
+        capped = _vet(cluster, out, "--drain", "--max-drain", "0")
+        assert capped.returncode == 1, capped.stderr
+        assert "first measurement: 4 nodes measured, named: m2 " in capped.stdout
+        assert "more than the cap of 0 (--max-drain)" in capped.stdout
+        assert _state(cluster, "m2")[0] == "IDLE"
+        first = _reports(out, "first")
+        assert len(first) == 1 and not _reports(out, "second")
+        netns.restore(m2)
+        # the repeat rule: the link was mended before the second measurement
+        once = _vet(cluster, out, "--drain", "--from", str(first[0]))
+        assert "second measurement: 4 nodes measured, named: none " in once.stdout
+        assert "m2: named once, not again by session" in once.stdout
+        assert _state(cluster, "m2")[0] == "IDLE"
+        netns.degrade(m2, RATE)
+        twice = _vet(cluster, out, "--drain", "--from", str(first[0]))
+        state, reason = _state(cluster, "m2")
+        assert "DRAIN" in state and reason.startswith("sentinel: FabricCheck: bandwidth"), (
+            state, reason)
+        assert [n for n in ("m1", "m3", "m4") if "DRAIN" in _state(cluster, n)[0]] == []
+        assert f"drained m2: {reason.split(' [')[0]}" in twice.stdout
+        # re-checked while still slow: drained again, not resumed
+        failed = _vet(cluster, out, "--recheck", "--resume")
+        assert failed.returncode == 1 and "drained m2 again: sentinel: FabricCheck" in failed.stdout
+        assert "DRAIN" in _state(cluster, "m2")[0]
+    finally:
+        netns.restore(m2)
+    passed = _vet(cluster, out, "--recheck", "--resume")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "resumed m2: passed the recheck" in passed.stdout
+    assert _state(cluster, "m2")[0] == "IDLE"
+    assert "ReservationName" not in subprocess.run(
+        ["scontrol", "show", "reservation"], capture_output=True, text=True,
+        env={**os.environ, "SLURM_CONF": str(cluster)}).stdout
+    # the recheck's sweep, clean: judged again, nothing is named nor drained
+    clean = _vet(cluster, out, "--drain", "--from", str(_reports(out, "recheck")[-1]))
+    assert clean.returncode == 0 and "named: none" in clean.stdout
+    done = [(a.node, a.action) for a in actions.recorded(out / "var" / "results.db")]
+    assert done == [("m2", "drain"), ("m2", "redrain"), ("m2", "resume")]

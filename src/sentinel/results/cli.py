@@ -6,6 +6,7 @@
     sentinel plan --system SYSTEM [--mode MODE] [-C extra.py ...] [--json] [-- reframe args]
     sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
     sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
+    sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -35,6 +36,10 @@ before: see :mod:`sentinel.results.plan`.
 on a compute node, the MPIs and transports found there) and writes its
 configuration: see :mod:`sentinel.site.init.command`.
 
+``vet`` measures a partition's nodes, names the bad ones and, only when
+asked, drains them, re-checks them in a reservation and resumes them: see
+:mod:`sentinel.results.vet.command`.
+
 Errors are one line naming what is wrong; exit 1.
 """
 
@@ -56,6 +61,7 @@ from sentinel.results import calibrate, changes, plan, report
 from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
+from sentinel.results.vet import command as vet
 from sentinel.site.init import command as site_init
 
 
@@ -101,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_parser(sub)
     _changes_parser(sub)
     site_init.add_parser(sub)
+    vet.add_parser(sub)
     return p
 
 
@@ -354,7 +361,7 @@ def changes_command(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
-             "changes": changes_command, "init": site_init.init_command}
+             "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command}
 
 
 def main(argv: list[str] | None = None) -> int:

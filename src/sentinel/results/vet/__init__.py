@@ -1,0 +1,1 @@
+"""``sentinel vet``: measure a partition's nodes, name the bad ones, and act only when asked."""

@@ -1,0 +1,105 @@
+"""What one measurement of a partition's nodes named, read from its ReFrame run report.
+
+Two kinds of test case name a node: a node-local check pinned to it by
+``--distribute`` (``%.nid=NODE``, the vet mode) that failed, and a fabric
+pairs sweep (FabricCheck) whose outliers name it (``node m2: ...``). A
+sweep's slow links are listed but name no node, and a sweep whose
+partition level is in doubt ("more than a third of the nodes look slow")
+makes the whole measurement doubtful: a partition-wide shift is a change,
+not a bad node.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: The last attempt of each test case: a retried one appears once.
+_NID = re.compile(r" %\.nid=(\S+)")
+_NODE = re.compile(r"^node (\S+): (.*)$")
+_DOUBT = re.compile(r"^\w+: more than a third of the")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One node named by one test case: the check, what failed, and the session."""
+
+    node: str
+    where: str  # system:partition
+    check: str
+    what: str
+    session: str
+
+    def reason(self) -> str:
+        """The scheduler's drain reason: check, figure, session (one line, bounded)."""
+        what = " ".join(self.what.split())
+        text = f"{self.check}: {what}"
+        return f"{text[:160]} (session {self.session[:8]})"
+
+
+@dataclass
+class Measured:
+    """What the measurements named: findings, nodes measured, links and doubts."""
+
+    findings: list[Finding] = field(default_factory=list)
+    nodes: set[str] = field(default_factory=set)
+    links: list[str] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+
+    def named(self) -> dict[str, list[Finding]]:
+        """Each named node and its findings."""
+        out: dict[str, list[Finding]] = {}
+        for f in self.findings:
+            out.setdefault(f.node, []).append(f)
+        return out
+
+    def add(self, other: Measured) -> None:
+        """Merge another measurement's findings into this one."""
+        self.findings += other.findings
+        self.nodes |= other.nodes
+        self.links += other.links
+        self.doubts += other.doubts
+        self.sessions += other.sessions
+
+
+def _last_attempts(report: dict) -> list[dict]:
+    found: dict[str, dict] = {}
+    for run in report.get("runs", []):
+        for tc in run.get("testcases", []):
+            found[tc.get("unique_name") or tc["name"]] = tc
+    return list(found.values())
+
+
+def measured(report: dict) -> Measured:
+    """The nodes one run report measured and named."""
+    session = report.get("session_info", {}).get("uuid", "")
+    out = Measured(sessions=[session])
+    for tc in _last_attempts(report):
+        where = f"{tc.get('system')}:{tc.get('partition')}"
+        check = tc["name"].split()[0]
+        nid = _NID.search(tc.get("display_name") or tc["name"])
+        if nid:
+            out.nodes.add(nid.group(1))
+            if tc.get("result") in ("fail", "abort"):
+                out.findings.append(Finding(nid.group(1), where, check,
+                                            _first_line(tc.get("fail_reason")), session))
+            continue
+        if check != "FabricCheck" or tc.get("result") == "skip":
+            continue
+        out.nodes |= set(tc.get("job_nodelist") or [])
+        for line in (tc.get("outliers") or "").splitlines():
+            node = _NODE.match(line)
+            if node:
+                out.findings.append(Finding(node.group(1), where, check, node.group(2),
+                                            session))
+            elif _DOUBT.match(line):
+                out.doubts.append(f"{where} {check}: {line}")
+            elif line.startswith("link "):
+                out.links.append(f"{where} {check}: {line}")
+    return out
+
+
+def _first_line(text: str | None) -> str:
+    lines = (text or "failed").strip().splitlines()
+    return lines[0] if lines else "failed"
