@@ -337,14 +337,31 @@ RIG_LATENCY_FACTOR = "10"
 SWEEPS = 5
 
 
-def _sweeps(conf: Path, out: Path) -> list[dict]:
-    """:data:`SWEEPS` pairs sweeps over the four nodes, in one session."""
+def _session(conf: Path, out: Path):
+    """:data:`SWEEPS` pairs sweeps over the four nodes, in one session: the sweeps, the run."""
     run = _on_net(conf, out, [*FABRIC, "-n", "^FabricCheck.*mapping=node.*mode=pairs",
                               "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
                               "--repeat", str(SWEEPS)], ("fabric.py",))
     cases = run.cases("FabricCheck", transport="ofi-tcp", mapping="node")
     assert len(cases) == SWEEPS, run.output[-3000:]
-    return cases
+    return cases, run
+
+
+def _sweeps(conf: Path, out: Path) -> list[dict]:
+    """:data:`SWEEPS` pairs sweeps over the four nodes, in one session."""
+    return _session(conf, out)[0]
+
+
+@pytest.fixture(scope="module")
+def m2_slowed(cluster, tmp_path_factory):
+    """The sweeps with m2's link rate-limited (then restored): judged by two tests."""
+    need_stack("intelmpi")
+    m2 = netns.Node(2)
+    netns.degrade(m2, RATE)
+    try:
+        return _session(cluster, tmp_path_factory.mktemp("m2-slowed") / "node")
+    finally:
+        netns.restore(m2)
 
 
 def _named(tc: dict) -> set[tuple[str, str]]:
@@ -352,17 +369,14 @@ def _named(tc: dict) -> set[tuple[str, str]]:
     return set(re.findall(r"(node|link) (\S+(?: <?-> \S+)?):", tc.get("fail_reason") or ""))
 
 
-def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, tmp_path):
+def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, m2_slowed,
+                                                                  tmp_path):
     need_stack("intelmpi")
     clean = _sweeps(cluster, tmp_path / "clean")
     assert [tc["result"] for tc in clean] == ["pass"] * SWEEPS, [_named(tc) for tc in clean]
     assert all(tc["perfvalues"]["local:slurm-net:outlier_nodes"][0] == 0 for tc in clean)
-    m1, m2, m3 = netns.Node(1), netns.Node(2), netns.Node(3)
-    netns.degrade(m2, RATE)
-    try:
-        slowed = _sweeps(cluster, tmp_path / "node")
-    finally:
-        netns.restore(m2)
+    m1, m3 = netns.Node(1), netns.Node(3)
+    slowed = m2_slowed[0]
     assert [_named(tc) for tc in slowed] == [{("node", "m2")}] * SWEEPS
     assert all(tc["result"] == "fail" for tc in slowed)
     netns.degrade_pair(m1, m3, RATE)
@@ -454,19 +468,17 @@ def _reports(out: Path, label: str) -> list[Path]:
 
 
 def test_vet_drains_a_slow_node_only_when_it_repeats_and_resumes_it_once_it_passes(
-        cluster, tmp_path):
+        cluster, m2_slowed, tmp_path):
+    """The first measurement is the session of sweeps that named m2 (a nightly's, say)."""
     need_stack("intelmpi")
     m2, out = netns.Node(2), tmp_path / "vet"
-    netns.degrade(m2, RATE)
+    first = [m2_slowed[1].report_path]
+    capped = _vet(cluster, out, "--drain", "--max-drain", "0", "--from", str(first[0]))
+    assert capped.returncode == 1, capped.stderr
+    assert "first measurement: 4 nodes measured, named: m2 " in capped.stdout
+    assert "more than the cap of 0 (--max-drain)" in capped.stdout
+    assert _state(cluster, "m2")[0] == "IDLE" and not _reports(out, "second")
     try:
-        capped = _vet(cluster, out, "--drain", "--max-drain", "0")
-        assert capped.returncode == 1, capped.stderr
-        assert "first measurement: 4 nodes measured, named: m2 " in capped.stdout
-        assert "more than the cap of 0 (--max-drain)" in capped.stdout
-        assert _state(cluster, "m2")[0] == "IDLE"
-        first = _reports(out, "first")
-        assert len(first) == 1 and not _reports(out, "second")
-        netns.restore(m2)
         # the repeat rule: the link was mended before the second measurement
         once = _vet(cluster, out, "--drain", "--from", str(first[0]))
         assert "second measurement: 4 nodes measured, named: none " in once.stdout

@@ -6,11 +6,16 @@ the whole node's barrier) run on each. Node ``v2`` gets a fault of its
 own through Slurm's TaskProlog, as a drifted node image would:
 ``I_MPI_FABRICS=ofi`` in its tasks' environment, so Intel MPI's ``shm``
 transport is not what runs there. The vet mode must fail every check on
-v2, none on v1, and ``sentinel report`` must say so.
+v2, none on v1, and ``sentinel report`` must say so. The session is run by
+``sentinel vet --measure local --drain``, which names v2 and drains nothing:
+one node of two failing every check is more than a third of the partition,
+which no bad node tells from a shift of the partition or of its references.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +23,13 @@ from pathlib import Path
 import pytest
 
 from tests.cluster import slurm
-from tests.integration.conftest import need_slurm, need_stack, reframe
+from tests.integration.conftest import (
+    FINALIZE_TIMEOUT,
+    NO_NETWORK,
+    Run,
+    need_slurm,
+    need_stack,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -27,14 +38,13 @@ pytestmark = pytest.mark.integration
 #: quick mode's ping-pong counts (with the vet mode's own, Pt2ptCheck took
 #: 72-95 s a node, the whole session's length: what is judged here is where
 #: each check ran and what it verified, not its figures).
-VET = ["--mode", "vet", "-p", "intelmpi", "-S", "transports=intelmpi/shm",
+VET = ["-p", "intelmpi", "-S", "transports=intelmpi/shm",
        "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "MatchingCheck.lengths=10",
        "-S", "MatchingCheck.messages=1,8,16", "-S", "MatchingCheck.checkpoint=16",
        "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.iterations=100",
        "-S", "Pt2ptCheck.windows=20", "-S", "Pt2ptCheck.repetitions=5",
        "-S", "Pt2ptCheck.warmup=10", "-S", "BarrierSplitCheck.target_time=0.05",
-       "-x", "BarrierSplitCheck.*%mode=(funnelled|multiple)", "--system", "local:slurm-vet",
-       "-r"]
+       "-x", "BarrierSplitCheck.*%mode=(funnelled|multiple)"]
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +66,20 @@ def test_the_vet_mode_runs_each_node_local_check_on_each_node_and_names_the_bad_
     need_stack("intelmpi")
     (cluster / "etc" / "node-env" / "v2").write_text("I_MPI_FABRICS=ofi\n")
     out = tmp_path / "vet"
-    out.mkdir()
-    run = reframe(VET, out, env={"SLURM_CONF": str(cluster / "etc" / "slurm.conf")},
-                  checks=("matching.py", "pt2pt.py", "hybrid.py"))
+    env = {**os.environ, "SLURM_CONF": str(cluster / "etc" / "slurm.conf"),
+           "SENTINEL_OUTPUT": str(out), "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT,
+           **NO_NETWORK}
+    vet = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "vet", "--system",
+                          "local:slurm-vet", "--measure", "local", "--drain", "--", *VET],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert vet.returncode == 1 and "Traceback" not in vet.stderr, vet.stdout + vet.stderr
+    assert "first measurement: 2 nodes measured, named: v2 " in vet.stdout
+    assert ("local:slurm-vet MatchingCheck failed on 1 of the 2 nodes measured (v2): more "
+            "than a third") in vet.stdout
+    assert "nothing drained: the band itself is in doubt" in vet.stdout
+    assert "second measurement" not in vet.stdout
+    (report,) = (out / "reports" / "vet").glob("*-first-local.json")
+    run = Run(vet.returncode, vet.stdout, json.loads(report.read_text()), out, report)
     cases = [tc for tc in run.cases() if "%.nid=" in tc.get("display_name", "")]
     on = {node: sorted((tc["name"].split()[0], tc["result"]) for tc in cases
                        if f"%.nid={node} " in tc["display_name"]) for node in ("v1", "v2")}
@@ -69,7 +90,7 @@ def test_the_vet_mode_runs_each_node_local_check_on_each_node_and_names_the_bad_
                for tc in cases if tc["result"] == "fail")
     summary = subprocess.run(
         [sys.executable, "-m", "sentinel.results.cli", "report",
-         *map(str, sorted((out / "reports").glob("run-report-*.json"))), "--out", str(out)],
+         str(report), "--out", str(out)],
         capture_output=True, text=True, timeout=300)
     lines = summary.stdout.splitlines()
     assert "nodes vetted: 2, failed: local:slurm-vet v2" in lines, summary.stdout

@@ -305,3 +305,27 @@ def test_an_interval_below_95_percent_is_shown_with_its_coverage():
 
     assert measured(1.546e-3, "s", (1.546e-3, 1.568e-3), 0.75) == "1.546 ms [1.546, 1.568] (75 %)"
     assert measured(0.41, "us", (0.40, 0.44)) == "0.41 us [0.4, 0.44]"
+
+
+def test_the_node_actions_of_the_database_are_listed_newest_first(tmp_path):
+    from sentinel.results.vet import actions
+
+    db = tmp_path / "results.db"
+    db.write_bytes((DATA.parent / "history" / "pt2pt-m2-slowed-from-9.db").read_bytes())
+    reason = "sentinel: FabricCheck: bandwidth 6.2x below the partition median (session 5dd833d3)"
+    actions.record(db, [actions.Action(1.79e9, "local:slurm-net", "m2", "drain", reason,
+                                       "5dd833d3-0000 3e712685-0000"),
+                        actions.Action(1.79e9 + 600, "local:slurm-net", "m2", "resume",
+                                       "passed the recheck", "56604741-0000")])
+    written = report_pkg.build([DATA], db, tmp_path / "out")
+    assert "node action: 2026-09-21 14:13 local:slurm-net m2 drain: " + reason \
+        in written.headline
+    page = written.html.read_text()
+    assert page.index("passed the recheck") < page.index("bandwidth 6.2x below")
+    assert "5dd833d3 3e712685" in page
+
+
+def test_no_node_action_says_so(tmp_path):
+    written = report_pkg.build([DATA], None, tmp_path)
+    assert "No node was drained or resumed by the suite" in written.html.read_text()
+    assert not any(line.startswith("node action") for line in written.headline)

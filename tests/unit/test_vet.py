@@ -135,3 +135,10 @@ def test_actions_are_recorded_beside_the_sessions(tmp_path):
     done = [actions.Action(1.0, "sys:part", "m2", "drain", "sentinel: slow", "s1 s2")]
     actions.record(db, done)
     assert actions.recorded(db) == done
+
+
+def test_the_nodes_measured_are_the_sweeps_own_pairs_not_the_jobs_node_list():
+    report = json.loads((DATA / "vet" / "sweep-clean.json").read_text())
+    for tc in report["runs"][-1]["testcases"]:
+        tc["job_nodelist"] = ["m1"]  # as squeue leaves it for a job done before a poll
+    assert measured(report).nodes == {"m1", "m2", "m3", "m4"}

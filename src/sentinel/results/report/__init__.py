@@ -11,12 +11,19 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from sentinel.errors import SentinelError
 from sentinel.results import changes
 from sentinel.results.report import html, summary, tables
 from sentinel.results.report.figures import by_check
 from sentinel.results.report.files import load_reports
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
+from sentinel.results.vet import actions
+
+
+def when(t: float) -> str:
+    """A time stamp as the report prints it (UTC, to the minute)."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 @dataclass(frozen=True)
@@ -32,11 +39,18 @@ class Written:
     errors: list[str]    # the newest session ran no test case
 
 
+#: The node actions the printed summary lists (the page lists them all).
+LAST_ACTIONS = 5
+
+
 def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
-             vetted: list[tables.NodeVerdict] | None = None) -> list[str]:
+             vetted: list[tables.NodeVerdict] | None = None,
+             acted: list[actions.Action] | None = None) -> list[str]:
     """The text summary printed at the end: verdict, the nodes that failed, the headlines."""
     lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
              f"{len(acc.failed_cases)} failed test cases)"]
+    lines += [f"node action: {when(a.time)} {a.where} {a.node} {a.action}: {a.reason}"
+              for a in (acted or [])[-LAST_ACTIONS:]]
     lines += [f"host: {h.where} {h.text}" for h in tables.host_slowdowns(acc)]
     if vetted:
         bad = [v for v in vetted if v.failed]
@@ -65,6 +79,10 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     load_reports(reports, inputs)
     if db is not None:
         load_history(db, inputs)
+        try:
+            inputs.node_actions = actions.recorded(db)
+        except SentinelError as err:
+            inputs.problems.append(str(err))
     # The inputs (a site's history: millions of objects) live until the page
     # is written: frozen, the cycle collector no longer scans them at each
     # collection, here and in the forked workers that draw the figures.
@@ -85,7 +103,8 @@ def _write(inputs: Inputs, out_dir: Path) -> Written:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
                       out_dir / "sentinel-report.csv", acc.verdict,
-                      headline(all_rows, acc, tables.nodes(inputs.cases)), inputs.problems,
+                      headline(all_rows, acc, tables.nodes(inputs.cases), inputs.node_actions),
+                      inputs.problems,
                       inputs.errors)
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, acc,
                                       tables.transport_matrix(inputs.cases), figures, found,

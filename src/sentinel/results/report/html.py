@@ -266,6 +266,9 @@ def page(title: str, generated: str, inputs: Inputs, acc: Acceptance,
         failed=[(c.where, c.name, c.fail_reason, "FAIL") for c in acc.failed_cases],
         changes=_changes(found), retried=_retried(inputs.cases), vetted=_vetted(vetted),
         vetted_failed=sum(bool(v.failed) for v in vetted), matrix=matrix,
+        acted=[(time.strftime("%Y-%m-%d %H:%M", time.gmtime(a.time)), a.where, a.node,
+                a.action, a.reason, " ".join(s[:8] for s in a.sessions.split()))
+               for a in reversed(inputs.node_actions)],
         sessions=[(s.get("uuid", ""), s.get("time_start", ""), s.get("cmdline", ""))
                   for s in inputs.sessions],
         inputs=inputs)

@@ -19,6 +19,7 @@ from sentinel.errors import SentinelError
 from sentinel.results import provenance
 from sentinel.results.report.shape import checked_session, expect, is_number
 from sentinel.results.verdicts import attempts, earlier
+from sentinel.results.vet.actions import Action
 
 #: A perfvalues entry: value, reference, lower, upper, unit, result.
 _ENTRY_LEN = 6
@@ -167,6 +168,8 @@ class Inputs:
     files: list[str] = field(default_factory=list)
     #: What fails the run though its files were read (the newest session ran nothing).
     errors: list[str] = field(default_factory=list)
+    #: What ``sentinel vet`` did to nodes (drains, resumes), from the results database.
+    node_actions: list[Action] = field(default_factory=list)
 
 
 def _variable(check: str, key: str, entry: object, where: str,

@@ -11,10 +11,12 @@ not a bad node.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
-#: The last attempt of each test case: a retried one appears once.
+from sentinel.results.verdicts import last_attempts
+
 _NID = re.compile(r" %\.nid=(\S+)")
 _NODE = re.compile(r"^node (\S+): (.*)$")
 _DOUBT = re.compile(r"^\w+: more than a third of the")
@@ -63,19 +65,11 @@ class Measured:
         self.sessions += other.sessions
 
 
-def _last_attempts(report: dict) -> list[dict]:
-    found: dict[str, dict] = {}
-    for run in report.get("runs", []):
-        for tc in run.get("testcases", []):
-            found[tc.get("unique_name") or tc["name"]] = tc
-    return list(found.values())
-
-
 def measured(report: dict) -> Measured:
     """The nodes one run report measured and named."""
     session = report.get("session_info", {}).get("uuid", "")
     out = Measured(sessions=[session])
-    for tc in _last_attempts(report):
+    for tc in last_attempts(report):
         where = f"{tc.get('system')}:{tc.get('partition')}"
         check = tc["name"].split()[0]
         nid = _NID.search(tc.get("display_name") or tc["name"])
@@ -87,7 +81,7 @@ def measured(report: dict) -> Measured:
             continue
         if check != "FabricCheck" or tc.get("result") == "skip":
             continue
-        out.nodes |= set(tc.get("job_nodelist") or [])
+        out.nodes |= _swept(tc)
         for line in (tc.get("outliers") or "").splitlines():
             node = _NODE.match(line)
             if node:
@@ -98,6 +92,20 @@ def measured(report: dict) -> Measured:
             elif line.startswith("link "):
                 out.links.append(f"{where} {check}: {line}")
     return out
+
+
+def _swept(tc: dict) -> set[str]:
+    """The nodes a sweep measured, from its own pairs (``fabric_pairs``).
+
+    Not ReFrame's ``job_nodelist``: the squeue backend leaves it partial or
+    empty for a job that ended before its first poll (a second sweep here
+    listed one node of four). A sweep that measured no pair measured no node.
+    """
+    try:
+        pairs = json.loads(tc.get("fabric_pairs") or "[]")
+    except json.JSONDecodeError:
+        return set()
+    return {str(node) for pair in pairs for node in pair[:2]}
 
 
 def _first_line(text: str | None) -> str:
