@@ -23,6 +23,7 @@ import pytest
 from sentinel.analysis.host import ONE_CPU
 from sentinel.results.vet import actions
 from tests.cluster import netns
+from tests.conftest import ROOT
 from tests.integration.conftest import (
     FINALIZE_TIMEOUT,
     NO_NETWORK,
@@ -445,7 +446,8 @@ def _vet(conf: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SLURM_CONF": str(conf), "SENTINEL_OUTPUT": str(out), **NO_NETWORK,
            "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT}
     proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "vet",
-                           "--system", "local:slurm-net", "--measure", "fabric", *args, "--",
+                           "--system", "local:slurm-net", "--measure", "fabric",
+                           "--checks", str(ROOT / "checks" / "fabric.py"), *args, "--",
                            *FABRIC, "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}"],
                           capture_output=True, text=True, env=env, timeout=600)
     print(proc.stdout, proc.stderr)

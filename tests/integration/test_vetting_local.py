@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster import slurm
+from tests.conftest import ROOT
 from tests.integration.conftest import (
     FINALIZE_TIMEOUT,
     NO_NETWORK,
@@ -70,7 +71,9 @@ def test_the_vet_mode_runs_each_node_local_check_on_each_node_and_names_the_bad_
            "SENTINEL_OUTPUT": str(out), "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT,
            **NO_NETWORK}
     vet = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "vet", "--system",
-                          "local:slurm-vet", "--measure", "local", "--drain", "--", *VET],
+                          "local:slurm-vet", "--measure", "local", "--drain",
+                          *(x for f in ("matching.py", "pt2pt.py", "hybrid.py")
+                            for x in ("--checks", str(ROOT / "checks" / f))), "--", *VET],
                          capture_output=True, text=True, env=env, timeout=600)
     assert vet.returncode == 1 and "Traceback" not in vet.stderr, vet.stdout + vet.stderr
     assert "first measurement: 2 nodes measured, named: v2 " in vet.stdout

@@ -67,6 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "partition reserved beside them (default 3)")
     p.add_argument("--minutes", type=int, default=60,
                    help="with --recheck: the reservation's length (default 60)")
+    p.add_argument("--checks", type=Path, action="append", default=None,
+                   help="check file or directory to load, repeatable (default: checks/; "
+                        "naming the files of the checks measured saves loading the others)")
     p.add_argument("-C", dest="config", type=Path, default=None,
                    help="ReFrame configuration (default config/settings.py)")
     p.add_argument("selection", nargs=argparse.REMAINDER,
@@ -104,7 +107,9 @@ def measure(args: argparse.Namespace, kinds: list[str], job: list[str], count: i
     for kind in kinds:
         report = folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{label}-{kind}.json"
         sized = ["-S", f"FabricCheck.nodes={count}"] if kind == "fabric" and count else []
-        cmd = [_reframe(), "-C", str(config), "-c", str(repo_root() / "checks"),
+        checks = [x for path in (args.checks or [repo_root() / "checks"])
+                  for x in ("-c", str(path))]
+        cmd = [_reframe(), "-C", str(config), *checks,
                "--system", args.system, "--mode", MODES[kind], *job, *sized,
                *[a for a in args.selection if a != "--"], "-r", "--report-file", str(report)]
         print(f"sentinel vet: {label} measurement, {kind}: {' '.join(cmd[1:])}", flush=True)
