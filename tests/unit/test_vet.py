@@ -11,7 +11,6 @@ with n1 drained by the suite and n2 by an admin.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,9 +99,18 @@ def test_a_check_failing_on_more_than_a_third_of_the_nodes_is_a_shift_not_bad_no
     assert decide.first_guards(_measured({"n0": "latency"}, 9, check="Pt2ptCheck"), 100) == []
 
 
-def test_a_sweep_in_doubt_drains_nothing():
-    doubtful = replace(_measured({"n1": "slow"}, 9), doubts=["bandwidth: more than a third"])
-    assert decide.decide(doubtful, doubtful, 5).drain == {}
+def test_a_sweep_in_doubt_names_no_node_and_the_other_sweeps_still_count():
+    # five sweeps with m2's link slowed; in the fourth, m4 looked slow too
+    report = json.loads((DATA / "vet" / "sweeps-m2-slow-one-in-doubt.json").read_text())
+    m = measured(report)
+    assert len(m.named()["m2"]) == 4 and len(m.doubts) == 1
+    assert "the partition's level itself is in doubt; its nodes are not counted" in m.doubts[0]
+    for run in report["runs"]:
+        run["testcases"] = [tc for tc in run["testcases"]
+                            if "more than a third" in (tc.get("outliers") or "")]
+    alone = measured(report)
+    assert alone.named() == {} and len(alone.doubts) == 1
+    assert decide.decide(alone, alone, 5).drain == {}
 
 
 def test_scontrol_states_tell_the_suites_drains_from_an_admins(monkeypatch):

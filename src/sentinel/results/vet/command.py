@@ -264,7 +264,7 @@ def recheck(args: argparse.Namespace, kinds: list[str]) -> int:
 def _settle(args: argparse.Namespace, drained: list[str], states: dict[str, sched.NodeState],
             again: Measured) -> list[actions.Action]:
     """Drain again what failed, was not measured or may not resume; the rest stay in service."""
-    named, doubt = again.named(), decide.doubts(again)
+    named, doubt = again.named(), decide.doubts(again) + again.doubts
     sessions = " ".join(again.sessions)
     done = []
     for node in drained:

@@ -2,10 +2,12 @@
 
 A node is drained only when all of these hold:
 
-* **no doubt**: no measurement found the partition's level itself in
-  doubt, and no check failed on more than a third of the nodes it measured
-  (a shift of the whole partition, or of its references, is a change point
-  to look at, not a set of bad nodes);
+* **no doubt**: no node-local check failed on more than a third of the
+  nodes it measured, and the node was not named by a sweep that found the
+  partition's level itself in doubt (such a sweep names no node:
+  :mod:`sentinel.results.vet.findings`). A shift of the whole partition,
+  or of its references, is a change point to look at, not a set of bad
+  nodes;
 * **the cap**: the nodes to drain are at most ``--max-drain`` (a count, or
   a percentage of the nodes measured; at least one node);
 * **the repeat rule**: a second measurement, taken after the first, names
@@ -50,8 +52,12 @@ def cap(text: str, measured_nodes: int) -> int:
 
 
 def doubts(m: Measured) -> list[str]:
-    """Why the measurement cannot tell bad nodes from a shifted partition ([] when it can)."""
-    out = list(m.doubts)
+    """Why the measurement cannot tell bad nodes from a shifted partition ([] when it can).
+
+    A node-local check that failed on more than a third of the nodes; a
+    sweep in doubt only drops its own findings (:attr:`Measured.doubts`).
+    """
+    out = []
     by_check: dict[str, set[str]] = {}
     for f in m.findings:
         if f.check != "FabricCheck":

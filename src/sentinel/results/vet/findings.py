@@ -5,8 +5,9 @@ Two kinds of test case name a node: a node-local check pinned to it by
 pairs sweep (FabricCheck) whose outliers name it (``node m2: ...``). A
 sweep's slow links are listed but name no node, and a sweep whose
 partition level is in doubt ("more than a third of the nodes look slow")
-makes the whole measurement doubtful: a partition-wide shift is a change,
-not a bad node.
+names none: a partition-wide shift is a change, not a bad node. The doubt
+is that sweep's (one of several repeats, or one transport's): the others
+still count.
 """
 
 from __future__ import annotations
@@ -82,13 +83,17 @@ def measured(report: dict) -> Measured:
         if check != "FabricCheck" or tc.get("result") == "skip":
             continue
         out.nodes |= _swept(tc)
-        for line in (tc.get("outliers") or "").splitlines():
+        lines = (tc.get("outliers") or "").splitlines()
+        doubt = [line for line in lines if _DOUBT.match(line)]
+        if doubt:  # this sweep's level is in doubt: what it named does not count
+            out.doubts += [f"{where} {check}: {line}; its nodes are not counted"
+                           for line in doubt]
+            continue
+        for line in lines:
             node = _NODE.match(line)
             if node:
                 out.findings.append(Finding(node.group(1), where, check, node.group(2),
                                             session))
-            elif _DOUBT.match(line):
-                out.doubts.append(f"{where} {check}: {line}")
             elif line.startswith("link "):
                 out.links.append(f"{where} {check}: {line}")
     return out
