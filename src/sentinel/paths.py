@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
 
 from sentinel.errors import SentinelError
@@ -49,3 +51,12 @@ def results_db() -> Path:
     """ReFrame's results database: ``$SENTINEL_RESULTS_DB`` or ``<output>/var/results.db``."""
     override = os.environ.get("SENTINEL_RESULTS_DB")
     return Path(override) if override else output_dir() / "var" / "results.db"
+
+
+def reframe_command() -> str:
+    """The ``reframe`` installed beside this Python (the venv's), else the one on PATH."""
+    exe = Path(sys.executable).parent / "reframe"
+    found = str(exe) if exe.exists() else shutil.which("reframe")
+    if not found:
+        raise SentinelError("the reframe command is not installed (pip install -e .)")
+    return found

@@ -49,14 +49,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, references_dir, repo_root, results_db
+from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
 from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.history import load_history
@@ -153,14 +152,6 @@ def _plan_parser(sub: argparse._SubParsersAction) -> None:
                    help="after --: more reframe options selecting the checks (-n, -p, -S, -c)")
 
 
-def _reframe() -> str:
-    exe = Path(sys.executable).parent / "reframe"
-    found = str(exe) if exe.exists() else shutil.which("reframe")
-    if not found:
-        raise SentinelError("the reframe command is not installed (pip install -e .)")
-    return found
-
-
 def _tail(proc: subprocess.CompletedProcess, lines: int = 3) -> str:
     """The last lines of a command's output, one line, without colour codes."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + (proc.stderr or ""))
@@ -175,7 +166,7 @@ def _run_selection(args: argparse.Namespace, workdir: Path) -> list[tuple[str, d
     reports = []
     for i in range(1, args.runs + 1):
         report = workdir / f"calibration-{i}.json"
-        cmd = [_reframe(), "-C", str(config), *checks,
+        cmd = [reframe_command(), "-C", str(config), *checks,
                "--system", args.partition, *selection, "-r", "--report-file", str(report)]
         print(f"sentinel calibrate: run {i}/{args.runs}", file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -269,7 +260,7 @@ def _plan_reframe(args: argparse.Namespace, tmp: Path) -> tuple[list[dict], dict
         if not path.is_file():
             raise SentinelError(f"-C {path}: no such file")
     configs = [repo_root() / "config" / "settings.py", *args.configs]
-    base = [_reframe(), "--nocolor", *(x for c in configs for x in ("-C", str(c.resolve()))),
+    base = [reframe_command(), "--nocolor", *(x for c in configs for x in ("-C", str(c.resolve()))),
             "--system", args.system]
     env = {**os.environ, "SENTINEL_OUTPUT": str(tmp)}
     proc = subprocess.run([*base, "--show-config=systems/0/partitions"],

@@ -26,12 +26,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, repo_root, results_db
+from sentinel.paths import output_dir, reframe_command, repo_root, results_db
 from sentinel.results.vet import actions, decide
 from sentinel.results.vet.findings import Finding, Measured, measured
 from sentinel.site import nodes as sched
@@ -90,13 +89,6 @@ def _where(system: str) -> str:
     return system
 
 
-def _reframe() -> str:
-    exe = Path(sys.executable).parent / "reframe"
-    if not exe.exists():
-        raise SentinelError(f"the reframe command is not installed beside {sys.executable}")
-    return str(exe)
-
-
 def measure(args: argparse.Namespace, kinds: list[str], job: list[str], count: int | None,
             label: str) -> Measured:
     """One reframe session per kind over the nodes ``job`` selects; what they named."""
@@ -109,7 +101,7 @@ def measure(args: argparse.Namespace, kinds: list[str], job: list[str], count: i
         sized = ["-S", f"FabricCheck.nodes={count}"] if kind == "fabric" and count else []
         checks = [x for path in (args.checks or [repo_root() / "checks"])
                   for x in ("-c", str(path))]
-        cmd = [_reframe(), "-C", str(config), *checks,
+        cmd = [reframe_command(), "-C", str(config), *checks,
                "--system", args.system, "--mode", MODES[kind], *job, *sized,
                *[a for a in args.selection if a != "--"], "-r", "--report-file", str(report)]
         print(f"sentinel vet: {label} measurement, {kind}: {' '.join(cmd[1:])}", flush=True)
