@@ -167,20 +167,42 @@ modes = [
         "-S", "FabricCheck.time_limit=2m",
     ]},
     # Every node vetted: the node-local checks (matching, pt2pt and the
-    # mixed-mode barrier on the core mapping) once on each node that can take
-    # a job ("avail": idle, mixed or allocated; "all" for a maintenance
-    # window), through ReFrame's --distribute; `sentinel report` then lists
-    # the nodes that failed and why.
+    # mixed-mode barrier on the core mapping) on every node of each selected
+    # partition at once, one job per check and environment (each_node: one
+    # launch held to each node; the transports packed one after another);
+    # `sentinel report` and `sentinel vet` then name the nodes that failed.
+    # ReFrame's --distribute=avail instead of -S each_node=true: one job per
+    # node, check and transport.
     {"name": "vet", "options": [
         # (ReFrame splits a mode's options like a shell: no backslash, no space)
         "-n", "^(MatchingCheck|Pt2ptCheck|BarrierSplitCheck)[^A-Za-z].*%mapping=core([^a-z]|$)",
-        "--distribute=avail",
+        "-x", "^BarrierSplitCheck.*%mode=(funnelled|multiple)",
+        "-S", "each_node=true", "-S", "pack_transports=true",
+        # Seconds a launch on a node, a subset of the nightly's sizes (their
+        # bands apply): a launch still running at 30 s is itself a finding.
+        "-S", "subset_of_references=true", "-S", "time_limit=30s",
+        "-S", "MatchingCheck.lengths=10", "-S", "MatchingCheck.budget=1",
+        "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.repetitions=5",
+        "-S", "BarrierSplitCheck.target_time=0.2",
     ]},
     # The fabric pairs sweep alone, its ring neighbours (what `sentinel vet`
     # measures besides the vet mode): the slow nodes and links of a partition.
     {"name": "sweep", "options": [
         "-n", "^FabricCheck[^A-Za-z].*%mapping=node.*%mode=pairs",
         "-S", "FabricCheck.rounds=neighbours",
+        # a neighbours sweep measures for seconds (as in the nightly)
+        "-S", "FabricCheck.time_limit=2m",
+    ]},
+    # A node's health check in seconds (`sentinel health`, Slurm's
+    # HealthCheckProgram), on a partition of the local scheduler: one
+    # ping-pong to 64 B over each transport, verified and judged against the
+    # partition's bands, and the host probe.
+    {"name": "health", "options": [
+        "-n", "^Pt2ptCheck[^A-Za-z].*%mapping=core([^a-z]|$)",
+        "-S", "subset_of_references=true", "-S", "time_limit=20s",
+        "-S", "Pt2ptCheck.max_size=64", "-S", "Pt2ptCheck.modes=standard",
+        "-S", "Pt2ptCheck.iterations=1000", "-S", "Pt2ptCheck.windows=10",
+        "-S", "Pt2ptCheck.repetitions=3", "-S", "Pt2ptCheck.warmup=100",
     ]},
     # Procurement acceptance: the sources' full parameters; a missing
     # reference fails. IMB up to 256 MiB as Banerjee (2022) ran it; the

@@ -86,6 +86,13 @@ system = {
                    _processor("skylake_avx512", 2, 12)),
         _partition("gpu", "2 x 24 cores, 100 Gb/s HDR", 4,
                    _processor("cascadelake", 2, 24)),
+        # The THIN node that runs it, for `sentinel health` (Slurm's
+        # HealthCheckProgram on each node): the local scheduler, the MPIs'
+        # own launcher, environments without srun's options (below).
+        {"name": "thin-node", "descr": "this THIN node (sentinel health)",
+         "scheduler": "local", "launcher": "mpirun", "environs": ["openmpi", "intelmpi"],
+         "features": ["mpi"], "processor": _processor("skylake_avx512", 2, 12),
+         "max_jobs": 1},
     ],
 }
 
@@ -110,4 +117,13 @@ environments = [
         "extras": {"launcher_options": ["--mpi=pmi2", "--kill-on-bad-exit=1"],
                    "benchmark_dirs": {"osu": "/apps/osu-micro-benchmarks/7.3/intel-mpi-2021.4"}},
     },
+]
+
+# The same MPIs on the node itself (partition thin-node): mpirun starts the
+# ranks, so neither srun's options nor Slurm's PMI library apply.
+environments += [
+    {**{k: v for k, v in env.items() if k != "env_vars"},
+     "target_systems": ["example_cluster:thin-node"],
+     "extras": {k: v for k, v in env["extras"].items() if k != "launcher_options"}}
+    for env in environments
 ]

@@ -103,3 +103,19 @@ def test_the_big_site_nightly_fits_its_budget_and_the_checks_skip_what_it_defers
             tc["skip_reason"]
     tc = cases[kept["test"], kept["environ"]]
     assert (tc["result"], bool(tc["job_stdout"])) == ("pass", True)
+
+
+def test_the_vet_of_a_1000_node_partition_is_four_jobs_within_ten_minutes(tmp_path):
+    # sentinel vet's two modes planned together: the node-local checks on
+    # every node at once (one job per check, the transports packed), and the
+    # fabric neighbours sweep. Every job takes the whole partition, so they
+    # run one after another: the wall time is their node-hours over the
+    # 1,000 nodes, not their sum over max_jobs (16).
+    proc = _sentinel(["-C", str(ROOT / "tests" / "config" / "vet_site.py"), "--system",
+                      "vet_site:big", "--mode", "vet,sweep", "--json"], tmp_path / "plan")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    (big,) = json.loads(proc.stdout)["partitions"]
+    assert (big["jobs"], big["wall_from"]) == (4, "bound"), big
+    # 3 node-local jobs x (2 transports x (30 s + 30 s to kill) + 30 s) + a 2-minute sweep
+    assert big["wall_s"] == pytest.approx(3 * 150 + 120)
+    assert big["node_hours"] == pytest.approx(1000 * (3 * 150 + 120) / 3600, abs=1e-3)

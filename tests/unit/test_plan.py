@@ -357,3 +357,22 @@ def test_the_cli_names_a_missing_extra_configuration(capsys):
     assert capsys.readouterr().err.strip() == \
         "sentinel plan: -C tests/config/nope.py: no such file"
 
+
+
+def test_jobs_of_the_whole_partition_run_one_after_another_whatever_max_jobs_allows():
+    part = Partition("s", "p", "slurm", 16, False, None, nodes=10)
+    whole = [Job(f"T{i}", "p", "e", "run", 10, 100.0) for i in range(3)]
+    assert plan.build([part], whole, [], {}, Path("db")).rows[0].wall_s == pytest.approx(300)
+    # 32 one-node jobs: 16 (max_jobs) at once on 100 nodes; 10 at once on 10
+    small = [Job(f"T{i}", "p", "e", "run", 1, 100.0) for i in range(32)]
+    wide = Partition("s", "p", "slurm", 16, False, None, nodes=100)
+    assert plan.build([wide], small, [], {}, Path("db")).rows[0].wall_s == pytest.approx(200)
+    assert plan.build([part], small, [], {}, Path("db")).rows[0].wall_s == pytest.approx(320)
+
+
+def test_a_partitions_node_count_is_read_and_a_bad_one_named():
+    entry = {"name": "p", "scheduler": "slurm", "extras": {"num_nodes": 1000}}
+    assert partitions_of("s", [entry], 8)[0].nodes == 1000
+    assert partitions_of("s", [{**entry, "scheduler": "local"}], 8)[0].nodes is None
+    with pytest.raises(SentinelError, match=r"extras\['num_nodes'\] is '1k'"):
+        partitions_of("s", [{**entry, "extras": {"num_nodes": "1k"}}], 8)

@@ -45,14 +45,27 @@ def test_the_heatmaps_mark_what_the_sweep_named():
     assert ": link m1 <-> m3: bandwidth " in title and title.endswith("both nodes fine")
 
 
+def test_each_node_jobs_give_each_node_its_verdict_in_the_summary():
+    vetted = tables.nodes(_cases("vet/each-node-v2-drifted.json"))
+    assert [(v.node, v.verdict) for v in vetted] == [("v2", "FAIL"), ("v1", "PASS")]
+    bad, good = vetted
+    assert (bad.passed, len(bad.failed), good.passed, good.failed) == (0, 3, 3, [])
+    assert {f.test.split()[0] for f in bad.failed} == {"MatchingCheck", "Pt2ptCheck",
+                                                       "BarrierSplitCheck"}
+    lines = report_pkg.headline([], tables.acceptance([]), vetted)
+    assert lines[1] == "nodes vetted: 2, failed: local:slurm-vet v2"
+    assert all(line.startswith("  local:slurm-vet v2: ") and "fabrics=ofi" in line
+               for line in lines[2:5])
+
+
 def test_the_vet_mode_summary_names_the_failed_node_and_why():
     vetted = tables.nodes(_cases("run-report-slurm-vet.json"))
     assert [(v.node, v.verdict) for v in vetted] == [("v2", "FAIL"), ("v1", "PASS")]
     bad, good = vetted
     assert bad.where == "local:slurm-vet" and len(bad.failed) == 5 and bad.passed == 0
     assert good.passed == 5 and good.failed == []
-    assert all("requested fabrics=shm, the run selected fabrics=ofi" in c.fail_reason
-               for c in bad.failed)
+    assert all("requested fabrics=shm, the run selected fabrics=ofi" in f.reason
+               for f in bad.failed)
     lines = report_pkg.headline([], tables.acceptance([]), vetted)
     assert lines[1] == "nodes vetted: 2, failed: local:slurm-vet v2"
     assert lines[2].startswith("  local:slurm-vet v2: MatchingCheck %transport=shm "

@@ -3,7 +3,9 @@
 The run reports are this project's own: ``tests/data/vet/sweep-*.json`` are
 ``sentinel vet --measure fabric`` sweeps of the namespaced test cluster
 (test_netcluster_local.py), one with m2's link rate-limited, one clean;
-``run-report-slurm-vet.json`` is the vet mode with node v2's image drifted.
+``run-report-slurm-vet.json`` is the vet mode through ``--distribute`` with
+node v2's image drifted; ``vet/each-node-v2-drifted.json`` is the same
+drift seen by the vet mode's each-node jobs (test_vetting_local.py).
 ``scontrol-show-node.txt`` is the test cluster's ``scontrol -o show node``
 with n1 drained by the suite and n2 by an admin.
 """
@@ -46,6 +48,15 @@ def test_the_vet_mode_names_the_node_whose_checks_failed():
     assert m.nodes == {"v1", "v2"} and set(m.named()) == {"v2"}
     assert {f.check for f in m.named()["v2"]} == {"MatchingCheck", "Pt2ptCheck",
                                                    "BarrierSplitCheck"}
+
+
+def test_each_node_jobs_name_the_node_whose_launches_failed():
+    m = _report("vet/each-node-v2-drifted.json")
+    assert m.nodes == {"v1", "v2"} and set(m.named()) == {"v2"}
+    found = m.named()["v2"]
+    assert {f.check for f in found} == {"MatchingCheck", "Pt2ptCheck", "BarrierSplitCheck"}
+    assert all(f.what.startswith("transport intelmpi/shm not verified: ") for f in found)
+    assert all("the run selected fabrics=ofi" in f.reason() for f in found)
 
 
 def _measured(named: dict[str, str], measured_nodes: int, check: str = "FabricCheck",

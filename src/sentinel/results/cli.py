@@ -7,6 +7,7 @@
     sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
     sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
     sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
+    sentinel health --system SYS:PART [--node NAME] [--drain] [-- reframe args]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -38,7 +39,9 @@ configuration: see :mod:`sentinel.site.init.command`.
 
 ``vet`` measures a partition's nodes, names the bad ones and, only when
 asked, drains them, re-checks them in a reservation and resumes them: see
-:mod:`sentinel.results.vet.command`.
+:mod:`sentinel.results.vet.command`. ``health`` is the node-local vet on the
+node it runs on, in seconds, for Slurm's ``HealthCheckProgram``:
+:mod:`sentinel.results.vet.health`.
 
 Errors are one line naming what is wrong; exit 1.
 """
@@ -61,6 +64,7 @@ from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
 from sentinel.results.vet import command as vet
+from sentinel.results.vet import health
 from sentinel.site.init import command as site_init
 
 
@@ -107,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     _changes_parser(sub)
     site_init.add_parser(sub)
     vet.add_parser(sub)
+    health.add_parser(sub)
     return p
 
 
@@ -137,7 +142,9 @@ def _plan_parser(sub: argparse._SubParsersAction) -> None:
                                     "it runs (reframe --dry-run)")
     p.add_argument("--system", required=True,
                    help="system (or system:partition) to plan for, e.g. big_site")
-    p.add_argument("--mode", default=None, help="ReFrame mode: quick, nightly, acceptance")
+    p.add_argument("--mode", default=None,
+                   help="ReFrame mode: quick, nightly, acceptance; several comma-separated "
+                        "(vet,sweep: what sentinel vet runs) are planned together")
     p.add_argument("-C", dest="configs", type=Path, action="append", default=[],
                    metavar="FILE", help="configuration file added to config/settings.py "
                                         "(repeatable), e.g. tests/config/big_site.py")
@@ -272,24 +279,35 @@ def _plan_reframe(args: argparse.Namespace, tmp: Path) -> tuple[list[dict], dict
     if not isinstance(partitions, list):
         raise SentinelError(f"reframe could not show the partitions of {args.system} (exit "
                             f"{proc.returncode}): {_tail(proc)}")
-    report_file = tmp / "dry-run.json"
-    mode = ["--mode", args.mode] if args.mode else []
-    selection = [a for a in args.selection if a != "--"]
+    modes = [m.strip() for m in (args.mode or "").split(",") if m.strip()] or [None]
     print(f"sentinel plan: dry-run of the selection on {args.system} (nothing is submitted)",
           file=sys.stderr, flush=True)
+    runs = []
+    for mode in modes:
+        runs += _dry_run(base, mode, [a for a in args.selection if a != "--"], tmp, env)
+    return partitions, {"runs": runs}
+
+
+def _dry_run(base: list[str], mode: str | None, selection: list[str], tmp: Path,
+             env: dict[str, str]) -> list[dict]:
+    """The runs of one mode's dry-run report (a mode of several: one dry-run each)."""
+    report_file = tmp / f"dry-run-{mode or 'default'}.json"
     # --prefix: a system that an extra -C file adds has no prefix under
     # SENTINEL_OUTPUT, and ReFrame would stage into the current directory.
-    proc = subprocess.run([*base, *mode, *selection, "--dry-run", "--prefix", str(tmp),
-                           "--report-file", str(report_file)],
+    proc = subprocess.run([*base, *(["--mode", mode] if mode else []), *selection, "--dry-run",
+                           "--prefix", str(tmp), "--report-file", str(report_file)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    where = f" of mode {mode}" if mode else ""
     if not report_file.exists() and proc.returncode == 0:
-        raise SentinelError("the selection matched no test case (reframe --dry-run ran none)")
+        raise SentinelError(f"the selection{where} matched no test case (reframe --dry-run "
+                            "ran none)")
     if not report_file.exists():
-        raise SentinelError(f"reframe wrote no report (exit {proc.returncode}): {_tail(proc)}")
+        raise SentinelError(f"reframe wrote no report{where} (exit {proc.returncode}): "
+                            f"{_tail(proc)}")
     try:
-        return partitions, json.loads(report_file.read_text())
+        return json.loads(report_file.read_text()).get("runs") or []
     except ValueError as err:
-        raise SentinelError(f"the dry-run's report is not JSON ({err}): {_tail(proc)}") \
+        raise SentinelError(f"the dry-run's report{where} is not JSON ({err}): {_tail(proc)}") \
             from None
 
 
@@ -352,7 +370,8 @@ def changes_command(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
-             "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command}
+             "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command,
+             "health": health.health}
 
 
 def main(argv: list[str] | None = None) -> int:

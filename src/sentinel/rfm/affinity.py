@@ -43,7 +43,7 @@ class AffinityProbe(rfm.RegressionTestPlugin):
 
     def probe_output(self) -> BenchOutput:
         """The probe's records from the job's stdout; truncated is an error."""
-        path = os.path.join(self.stagedir, self.stdout.evaluate())
+        path = os.path.join(self.files_dir(), self.output_names()[0])
         with open(path, errors="replace") as fp:
             out = parse(fp.read(), "affinity")
         require_complete(out, path)

@@ -35,6 +35,7 @@ from sentinel.parsers.provenance import gather_command
 from sentinel.parsers.sentinel_output import parse, require_complete
 from sentinel.rfm import reframe_fixes
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.each_node import EachNode
 from sentinel.rfm.generation import offered_transports, transport_label
 from sentinel.rfm.packing import PACKED, PackedTransports
 from sentinel.rfm.placing import PlacementChecks
@@ -59,7 +60,7 @@ def _option_value(value: object) -> str:
 reframe_fixes.install()
 
 
-class TransportMappingTest(RecordsSkip, PackedTransports, NightlyRotation, Provenance,
+class TransportMappingTest(RecordsSkip, EachNode, PackedTransports, NightlyRotation, Provenance,
                            PlacementChecks, MeasuredValues, rfm.RunOnlyRegressionTest):
     """Two ranks over one transport and one rank mapping."""
 
@@ -240,14 +241,16 @@ class TransportMappingTest(RecordsSkip, PackedTransports, NightlyRotation, Prove
         if self.from_packed_job:
             self.take_packed_launch()
             return
-        self.prerun_cmds[0:0] = [
+        self.prerun_cmds[0:0] = [self.on_node(cmd) for cmd in (
             f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true",
             gather_command(PROVENANCE_FILE),
             *self.host_probe_command(),
-        ]
+        )]
         self.postrun_cmds += self.repeated_launches()
         if self.is_packed_job:
             self.wrap_packed_job()
+        if self.each_node:
+            self.wrap_each_node()
 
     def repeated_launches(self) -> list[str]:
         """Launches after the main one, in the job body; none where the benchmark repeats."""
@@ -275,37 +278,47 @@ class TransportMappingTest(RecordsSkip, PackedTransports, NightlyRotation, Prove
     def stage_text(self, name: str) -> str | None:
         """A file of the stage directory as text; None when it cannot be read."""
         try:
-            with open(os.path.join(self.stagedir, name), errors="replace") as fp:
+            with open(os.path.join(self.files_dir(), name), errors="replace") as fp:
                 return fp.read()
         except OSError:
             return None
 
     @sanity_function
     def validate(self):
-        """The one sanity path; its first failure is the test's failure, with its cause."""
+        """The one sanity path; its first failure is the test's failure, with its cause.
+
+        An each-node job goes through it once per node (:meth:`judge_each_node`).
+        """
         try:
             if self.is_packed_job:
                 self.verify_packed_job()
-                return True
-            # A binary of another MPI is the cause of what its job then shows
-            # (singleton ranks, a failed start): said first.
-            self.verify_linkage(missing_ok=True)
-            self.verify_one_node()
-            hang = self.verify_job_end()
-            self.verify_linkage()
-            out = self.read_output()
-            self.verify_world(out)
-            self.verify_transport(out)
-            self.verify_placement(out)
-            values = self.analyse(out)
-            values.merge(host_values(self.spec, self.stage_text(HOST_FILE), HOST_FILE))
-            self.keep_values(values)
-            self.require_host_then_variables()
-            if hang:
-                raise SentinelError(hang)
+            elif self.each_node:
+                self.judge_each_node(self.judge_launch)
+            else:
+                self.judge_launch()
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         return True
+
+    def judge_launch(self) -> Values:
+        """One launch through the sanity path; its values, held (:meth:`keep_values`)."""
+        # A binary of another MPI is the cause of what its job then shows
+        # (singleton ranks, a failed start): said first.
+        self.verify_linkage(missing_ok=True)
+        self.verify_one_node()
+        hang = self.verify_job_end()
+        self.verify_linkage()
+        out = self.read_output()
+        self.verify_world(out)
+        self.verify_transport(out)
+        self.verify_placement(out)
+        values = self.analyse(out)
+        values.merge(host_values(self.spec, self.stage_text(HOST_FILE), HOST_FILE))
+        self.keep_values(values)
+        self.require_host_then_variables()
+        if hang:
+            raise SentinelError(hang)
+        return values
 
     def read_output(self):
         """The benchmark's records, complete (a truncated output is an error naming it)."""
@@ -349,7 +362,7 @@ class TransportMappingTest(RecordsSkip, PackedTransports, NightlyRotation, Prove
         With ``missing_ok``, a job that never ran ``ldd`` passes here (the
         job's end says why it did not).
         """
-        path = os.path.join(self.stagedir, LDD_FILE)
+        path = os.path.join(self.files_dir(), LDD_FILE)
         if not os.path.exists(path):
             if missing_ok:
                 return
@@ -364,15 +377,15 @@ class TransportMappingTest(RecordsSkip, PackedTransports, NightlyRotation, Prove
 
     def stdout_text(self) -> tuple[str, str]:
         """The job's stdout: its path (for messages) and its text."""
-        path = os.path.join(self.stagedir, self.stdout.evaluate())
+        path = os.path.join(self.files_dir(), self.output_names()[0])
         with open(path, errors="replace") as fp:
             return path, fp.read()
 
     def job_output_text(self) -> str:
         """The job's stdout and stderr (scheduler messages, a packed job's own)."""
         text = ""
-        for name in (self.stdout.evaluate(), self.stderr.evaluate()):
-            path = os.path.join(self.stagedir, name)
+        for name in self.output_names():
+            path = os.path.join(self.files_dir(), name)
             if os.path.exists(path):
                 with open(path, errors="replace") as fp:
                     text += fp.read()

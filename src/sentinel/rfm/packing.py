@@ -239,8 +239,8 @@ class PackedTransports(Requirements):
         self.executable = "sh"
         self.executable_opts = ["-c", shlex.quote(
             f"cat {OUT} 2>/dev/null; cat {ERR} >&2 2>/dev/null; true")]
-        if self.is_dry_run():
-            return
+        if self.is_dry_run() or self.each_node:
+            return  # an each-node member reads each node's launch where it is
         status = self.packed_launch()
         for name in (OUT, ERR, LDD_FILE, PROVENANCE_FILE, HOST_FILE):
             path = os.path.join(status.where, name)
@@ -249,7 +249,8 @@ class PackedTransports(Requirements):
 
     def packed_launch(self) -> LaunchStatus:
         """What the packed job left of this transport's launch."""
-        return launch_status(self.getdep(self.packed_job_name).stagedir, self.transport_name)
+        return launch_status(self.launch_root(self.getdep(self.packed_job_name).stagedir),
+                             self.transport_name)
 
     def packed_launch_causes(self) -> list[str]:
         """Why the packed job has no complete launch of this transport ([] if it has)."""
@@ -265,13 +266,25 @@ class PackedTransports(Requirements):
         skip the others. A job that launched nothing fails, with why.
         """
         self.values = {}
-        statuses = {t.name: launch_status(self.stagedir, t.name)
+        roots = self.launch_roots(self.stagedir)
+        statuses = {t.name: [launch_status(root, t.name) for root in roots]
                     for t in self.packed_transports()}
         self.packed_launches = " ".join(
-            f"{name}:{'not launched' if not s.started else s.exit_status}"
-            for name, s in statuses.items())
-        if not any(s.started for s in statuses.values()):
+            f"{name}:{_ended(launches)}" for name, launches in statuses.items())
+        if not any(s.started for launches in statuses.values() for s in launches):
             causes = job_end_causes(self.job_output_text())
             raise SentinelError("the packed job launched none of its transports"
                                 + (f": {job_end_message(causes, self.time_limit)}"
                                    if causes else ""))
+
+
+def _ended(launches: Sequence[LaunchStatus]) -> str:
+    """What one transport's launches ended with: its exit status, or each one's count."""
+    if len(launches) == 1:
+        s = launches[0]
+        return "not launched" if not s.started else str(s.exit_status)
+    counts: dict[str, int] = {}
+    for s in launches:
+        key = "not launched" if not s.started else str(s.exit_status)
+        counts[key] = counts.get(key, 0) + 1
+    return ",".join(f"{key}x{n}" for key, n in sorted(counts.items()))

@@ -93,7 +93,8 @@ class PlacementChecks(rfm.RegressionTestPlugin):
         hosts = sorted(set(AFFINITY_HOST.findall(text)))
         # a launch that died before its ranks could report: the launcher's lines name them
         launched = sorted({a or b for a, b in LAUNCHED_ON.findall(self.job_output_text())})
-        nodes = self.job_nodes().split(",") if self.job_nodes() else []
+        nodes = ([self.node_name()] if self.node_name() else
+                 self.job_nodes().split(",") if self.job_nodes() else [])
         failed = bool(job_end_causes(self.job_output_text(), self.bench, self.launches()))
         where = (f"its ranks ran on {', '.join(hosts)}" if len(hosts) > 1 else
                  f"its launch failed with ranks on {', '.join(launched)}" if len(launched) > 1
@@ -112,9 +113,10 @@ class PlacementChecks(rfm.RegressionTestPlugin):
         """
         configs = self.placement_records(out).of("CONFIG")
         ranks = configs[0].integer("ranks") if configs else 0
-        if ranks != self.num_tasks:
+        launched = self.num_tasks_per_node if self.each_node else self.num_tasks
+        if ranks != launched:
             raise SentinelError(f"the benchmark ran in a world of {ranks} rank(s), "
-                                f"{self.num_tasks} were launched (MPI/PMI mismatch?)")
+                                f"{launched} were launched (MPI/PMI mismatch?)")
 
     def verify_placement(self, out) -> None:
         """Fail unless ranks 0 and 1 ran where :attr:`mapping` puts them."""

@@ -51,6 +51,10 @@ class Provenance(rfm.RegressionTestPlugin):
         """
         if self.is_packed_job or self.is_dry_run():
             return
+        with self.first_node():
+            self._record_provenance()
+
+    def _record_provenance(self) -> None:
         facts = self.stage_text(PROVENANCE_FILE)
         node = (parse_facts(facts) if facts is not None else
                 {name: not_found(f"the job wrote no {PROVENANCE_FILE}") for name in FACTS})

@@ -10,7 +10,10 @@ Per partition of the system the plan gives
   median measured run time (``time_run``) of the test case's earlier runs in
   the results database (:func:`~sentinel.results.plan.cost.history`), or its
   time limit (a bound) for a test case never run;
-* **wall time**, an estimate: the sum over the jobs of ``t / max_jobs``.
+* **wall time**, an estimate: the sum over the jobs of ``t / max_jobs``,
+  or, when more, the node-hours over the partition's nodes
+  (``extras['num_nodes']``): jobs that each take the whole partition (an
+  each-node vet) run one after another, whatever ``max_jobs`` allows.
   Partitions run side by side, so the total wall time is the longest
   partition's;
 * where the partition's ``extras`` hold ``nightly_budget`` (``{"jobs": N,
@@ -93,8 +96,11 @@ def _row(partition: Partition, jobs: list[Job], failed: int, measured: dict[Case
         jobs, deferred, never, room = schedule(jobs, partition.budget, measured, last, night)
     times = [seconds(job, measured) for job in jobs]
     counted = sum(1 for job in jobs if job.kind == "run" and job.key in measured)
-    return Row(partition.fullname, len(jobs), node_hours(jobs, measured),
-               sum(times) / partition.max_jobs, counted, failed, partition,
+    hours = node_hours(jobs, measured)
+    wall = sum(times) / partition.max_jobs
+    if partition.nodes:
+        wall = max(wall, hours * 3600 / partition.nodes)
+    return Row(partition.fullname, len(jobs), hours, wall, counted, failed, partition,
                tuple(deferred), tuple(never), room)
 
 

@@ -57,7 +57,8 @@ def legend(plan: Plan) -> list[str]:
         "node-hours  sum over the jobs of nodes x t, nodes = ceil(num_tasks / "
         "num_tasks_per_node), t = median measured time_run of the test case's earlier runs "
         f"in {plan.db}, else its time limit (a bound)",
-        "wall        sum over the jobs of t / max_jobs; "
+        "wall        sum over the jobs of t / max_jobs, or node-hours / the partition's "
+        "num_nodes when more (jobs of the whole partition run one after another); "
         "total: the longest partition's (partitions run side by side)",
         "from        measured: every job's t is measured; bound: none is; k/n measured: "
         "k of n jobs",

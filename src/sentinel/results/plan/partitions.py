@@ -1,7 +1,8 @@
-"""What the plan needs of the configuration: each partition's ``max_jobs`` and budget.
+"""What the plan needs of the configuration: each partition's ``max_jobs``, nodes and budget.
 
 A partition's ``extras`` may hold ``nightly_budget`` (``{"jobs": N,
-"node_hours": H}``): what the nightly may spend on it each night.
+"node_hours": H}``): what the nightly may spend on it each night, and
+``num_nodes``: its nodes, which bound how many of its jobs run at once.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Partition:
     max_jobs: int
     max_jobs_is_default: bool  # not in the configuration: ReFrame's default applies
     budget: Budget | None
+    #: Nodes of the partition (``extras['num_nodes']``); None: not said, or
+    #: the local scheduler, whose jobs share this host.
+    nodes: int | None = None
 
     @property
     def fullname(self) -> str:
@@ -66,6 +70,16 @@ def _budget(where: str, extras: dict) -> Budget | None:
     return Budget(raw.get("jobs"), raw.get("node_hours"))
 
 
+def _nodes(where: str, scheduler: str, extras: dict) -> int | None:
+    raw = extras.get("num_nodes")
+    if raw is None or scheduler == "local":
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise SentinelError(f"{where}: extras['num_nodes'] is {raw!r}: expected a whole "
+                            "number of nodes, 1 or more")
+    return raw
+
+
 def partitions_of(system: str, entries: list[dict], default_max_jobs: int) -> list[Partition]:
     """The partitions of ``system`` from its configuration (``systems/0/partitions``).
 
@@ -83,9 +97,10 @@ def partitions_of(system: str, entries: list[dict], default_max_jobs: int) -> li
         max_jobs = entry.get("max_jobs", default_max_jobs)
         if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or max_jobs < 1:
             raise SentinelError(f"{where}: max_jobs is {max_jobs!r}: expected an integer >= 1")
+        extras = entry.get("extras") or {}
         out.append(Partition(name, entry["name"], entry["scheduler"], max_jobs,
-                             "max_jobs" not in entry,
-                             _budget(where, entry.get("extras") or {})))
+                             "max_jobs" not in entry, _budget(where, extras),
+                             _nodes(where, entry["scheduler"], extras)))
     if not out:
         raise SentinelError(f"system {name} has no partition {only!r}" if only
                             else f"system {name} has no partitions")

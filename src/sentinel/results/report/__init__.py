@@ -56,8 +56,7 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
         bad = [v for v in vetted if v.failed]
         lines.append(f"nodes vetted: {len(vetted)}, failed: "
                      + (", ".join(f"{v.where} {v.node}" for v in bad) or "none"))
-        lines += [f"  {v.where} {v.node}: {c.name.split(' %.part=')[0]}: {c.fail_reason}"
-                  for v in bad for c in v.failed]
+        lines += [f"  {v.where} {v.node}: {f.test}: {f.reason}" for v in bad for f in v.failed]
     for r in all_rows:
         if r.var.headline and r.var.value is not None:
             interval = (f" [{r.var.interval[0]:.4g}, {r.var.interval[1]:.4g}]"

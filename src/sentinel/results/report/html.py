@@ -117,7 +117,7 @@ def _retried(cases: list[Case]) -> Rows:
 
 def _vetted(vetted: list[tables.NodeVerdict]) -> Rows:
     return [(v.where, v.node, str(v.passed), str(len(v.failed)), str(v.skipped),
-             "; ".join(f"{c.name.split(' %.part=')[0]}: {c.fail_reason}" for c in v.failed),
+             "; ".join(f"{f.test}: {f.reason}" for f in v.failed),
              v.verdict) for v in vetted]
 
 

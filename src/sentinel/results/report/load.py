@@ -261,7 +261,8 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
         time=float(completed or session.get("time_start_unix") or 0),
         variables=variables,
         extra={k: tc[k] for k in ("queue_model", "queue_evidence", "mpi_linkage", "unresolved",
-                                  "fabric_pairs", "outliers", "cleared") if tc.get(k)},
+                                  "fabric_pairs", "outliers", "cleared", "nodes_vetted",
+                                  "node_verdicts") if tc.get(k)},
         provenance=recorded)
 
 

@@ -220,9 +220,9 @@ def _fabric(cases: list[Case], field: str = "outliers") -> Group:
 def _vetting(cases: list[Case]) -> Group:
     group = Group("nodes that failed vetting", "FAIL")
     for v in nodes(cases):
-        for c in v.failed:
-            group.lines.append(Line(f"{v.where} {v.node}: {c.name.split(' %.part=')[0]}: "
-                                    f"{c.fail_reason}", case_id(c), "FAIL"))
+        for f in v.failed:
+            group.lines.append(Line(f"{v.where} {v.node}: {f.test}: {f.reason}",
+                                    case_id(f.case), "FAIL"))
     return group
 
 

@@ -279,13 +279,29 @@ def summary_csv(all_rows: list[Row]) -> str:
 
 
 @dataclass(frozen=True)
+class NodeFailure:
+    """What failed on one node: the test case and why."""
+
+    case: Case
+    reason: str
+
+    @property
+    def test(self) -> str:
+        """The test case's name, without the node ReFrame's ``--distribute`` pinned it to."""
+        return self.case.name.split(" %.part=")[0]
+
+
+@dataclass(frozen=True)
 class NodeVerdict:
-    """The node-local checks of one node (``--distribute``): how many passed, what failed."""
+    """The node-local checks of one node (``each_node`` or ``--distribute``).
+
+    How many passed on it, what failed, how many were skipped.
+    """
 
     where: str  # system:partition
     node: str
     passed: int
-    failed: list[Case]
+    failed: list[NodeFailure]
     skipped: int
 
     @property
@@ -294,14 +310,36 @@ class NodeVerdict:
         return "FAIL" if self.failed else "PASS"
 
 
+def _per_node(c: Case) -> dict[str, str | None]:
+    """Each node a test case judged, with why it failed there (None: it passed there).
+
+    An each-node test case judged every node of ``nodes_vetted``, naming the
+    failed ones in ``node_verdicts``; one pinned by ``--distribute`` judged
+    its node alone.
+    """
+    if c.extra.get("nodes_vetted"):
+        why: dict[str, str | None] = dict.fromkeys(str(c.extra["nodes_vetted"]).split())
+        for line in str(c.extra.get("node_verdicts") or "").splitlines():
+            node, sep, reason = line.removeprefix("node ").partition(": ")
+            if sep:
+                why[node] = reason
+        return why
+    if c.node:
+        return {c.node: c.fail_reason if c.result in ("fail", "abort") else None}
+    return {}
+
+
 def nodes(cases: list[Case]) -> list[NodeVerdict]:
-    """Per node of each partition, the test cases pinned to it; failed nodes first."""
-    found: dict[tuple[str, str], list[Case]] = {}
+    """Per node of each partition, the node-local test cases it ran; failed nodes first."""
+    found: dict[tuple[str, str], list[tuple[Case, str | None]]] = {}
     for c in cases:
-        if c.node:
-            found.setdefault((f"{c.system}:{c.partition}", c.node), []).append(c)
-    out = [NodeVerdict(where, node, sum(c.result == "pass" for c in mine),
-                       [c for c in mine if c.result in ("fail", "abort")],
-                       sum(c.result == "skip" for c in mine))
+        if c.result == "skip" and c.node:
+            found.setdefault((f"{c.system}:{c.partition}", c.node), []).append((c, "skip"))
+            continue
+        for node, why in _per_node(c).items():
+            found.setdefault((f"{c.system}:{c.partition}", node), []).append((c, why))
+    out = [NodeVerdict(where, node, sum(why is None for _, why in mine),
+                       [NodeFailure(c, why) for c, why in mine if why not in (None, "skip")],
+                       sum(why == "skip" for _, why in mine))
            for (where, node), mine in found.items()]
     return sorted(out, key=lambda v: (not v.failed, v.where, natural(v.node)))

@@ -5,7 +5,7 @@
     sentinel vet --system SYS:PART --recheck [--resume] [--peers 3] [-- reframe options]
 
 A measurement is one reframe session per kind: ``local`` is the vet mode
-(the node-local checks on each node, ``--distribute``), ``fabric`` the
+(the node-local checks on every node at once, ``each_node``), ``fabric`` the
 sweep mode (the fabric pairs sweep over the nodes). ``--from`` takes the
 first measurement from earlier run reports instead (the nightly's, say).
 ``--drain`` measures again and drains the nodes named twice, within the
@@ -98,7 +98,8 @@ def measure(args: argparse.Namespace, kinds: list[str], job: list[str], count: i
     folder.mkdir(parents=True, exist_ok=True)
     for kind in kinds:
         report = folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{label}-{kind}.json"
-        sized = ["-S", f"FabricCheck.nodes={count}"] if kind == "fabric" and count else []
+        what = "FabricCheck.nodes" if kind == "fabric" else "each_node_nodes"
+        sized = ["-S", f"{what}={count}"] if count else []
         checks = [x for path in (args.checks or [repo_root() / "checks"])
                   for x in ("-c", str(path))]
         cmd = [reframe_command(), "-C", str(config), *checks,

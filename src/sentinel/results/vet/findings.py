@@ -1,8 +1,10 @@
 """What one measurement of a partition's nodes named, read from its ReFrame run report.
 
-Two kinds of test case name a node: a node-local check pinned to it by
-``--distribute`` (``%.nid=NODE``, the vet mode) that failed, and a fabric
-pairs sweep (FabricCheck) whose outliers name it (``node m2: ...``). A
+Three kinds of test case name a node: a node-local check run on every
+node at once (``each_node``, the vet mode) whose ``node_verdicts`` name it
+(``node v2: ...``), one pinned to it by ``--distribute`` (``%.nid=NODE``)
+that failed, and a fabric pairs sweep (FabricCheck) whose outliers name it
+(``node m2: ...``). A
 sweep's slow links are listed but name no node, and a sweep whose
 partition level is in doubt ("more than a third of the nodes look slow")
 names none: a partition-wide shift is a change, not a bad node. The doubt
@@ -79,6 +81,13 @@ def measured(report: dict) -> Measured:
             if tc.get("result") in ("fail", "abort"):
                 out.findings.append(Finding(nid.group(1), where, check,
                                             _first_line(tc.get("fail_reason")), session))
+            continue
+        if tc.get("nodes_vetted"):  # an each-node job: its nodes, each judged
+            out.nodes |= set(tc["nodes_vetted"].split())
+            out.findings += [Finding(node.group(1), where, check, node.group(2), session)
+                             for node in map(_NODE.match,
+                                             (tc.get("node_verdicts") or "").splitlines())
+                             if node]
             continue
         if check != "FabricCheck" or tc.get("result") == "skip":
             continue
