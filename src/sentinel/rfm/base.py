@@ -36,6 +36,7 @@ from sentinel.parsers.sentinel_output import parse, require_complete
 from sentinel.rfm import reframe_fixes
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.each_node import EachNode
+from sentinel.rfm.files import LaunchFiles
 from sentinel.rfm.generation import offered_transports, transport_label
 from sentinel.rfm.packing import PACKED, PackedTransports
 from sentinel.rfm.placing import PlacementChecks
@@ -60,8 +61,9 @@ def _option_value(value: object) -> str:
 reframe_fixes.install()
 
 
-class TransportMappingTest(RecordsSkip, EachNode, PackedTransports, NightlyRotation, Provenance,
-                           PlacementChecks, MeasuredValues, rfm.RunOnlyRegressionTest):
+class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
+                           NightlyRotation, Provenance, PlacementChecks, MeasuredValues,
+                           rfm.RunOnlyRegressionTest):
     """Two ranks over one transport and one rank mapping."""
 
     #: The transport, ``family/name`` from :data:`sentinel.mpi.CATALOGUE`,
@@ -275,14 +277,6 @@ class TransportMappingTest(RecordsSkip, EachNode, PackedTransports, NightlyRotat
         """What a launch over ``t`` exports: its selection and its probes."""
         return t.run_env()
 
-    def stage_text(self, name: str) -> str | None:
-        """A file of the stage directory as text; None when it cannot be read."""
-        try:
-            with open(os.path.join(self.files_dir(), name), errors="replace") as fp:
-                return fp.read()
-        except OSError:
-            return None
-
     @sanity_function
     def validate(self):
         """The one sanity path; its first failure is the test's failure, with its cause.
@@ -374,22 +368,6 @@ class TransportMappingTest(RecordsSkip, EachNode, PackedTransports, NightlyRotat
         self.mpi_linkage, issues = linkage_problems(family, text, self.executable)
         if issues:
             raise SentinelError(f"MPI linkage of {self.executable}: " + "; ".join(issues))
-
-    def stdout_text(self) -> tuple[str, str]:
-        """The job's stdout: its path (for messages) and its text."""
-        path = os.path.join(self.files_dir(), self.output_names()[0])
-        with open(path, errors="replace") as fp:
-            return path, fp.read()
-
-    def job_output_text(self) -> str:
-        """The job's stdout and stderr (scheduler messages, a packed job's own)."""
-        text = ""
-        for name in self.output_names():
-            path = os.path.join(self.files_dir(), name)
-            if os.path.exists(path):
-                with open(path, errors="replace") as fp:
-                    text += fp.read()
-        return text
 
     def verify_transport(self, out) -> None:
         """Fail unless the library's log proves the requested transport at every level.

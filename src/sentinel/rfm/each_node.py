@@ -27,7 +27,6 @@ import os
 import shlex
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
@@ -35,6 +34,7 @@ from reframe.core.launchers import JobLauncher
 
 from sentinel.analysis.nodes import node_findings
 from sentinel.errors import SentinelError
+from sentinel.rfm.files import Here
 from sentinel.rfm.packing import ERR, OUT, PACKED_DIR, TIMED_OUT
 from sentinel.rfm.placing import partition_nodes
 
@@ -157,15 +157,6 @@ class OnOneNode(JobLauncher):
                 + pin_tokens(self.registered_name, self.family, sized.num_tasks))
 
 
-@dataclass(frozen=True)
-class Here:
-    """The files sanity reads: a directory and the names of the launch's output."""
-
-    where: str
-    out: str
-    err: str
-
-
 class EachNode(rfm.RegressionTestPlugin):
     """A node-local check run on every node of the partition in one job."""
 
@@ -209,7 +200,6 @@ class EachNode(rfm.RegressionTestPlugin):
     #: :default: ``''`` (set by sanity)
     nodes_vetted = variable(str, value="", loggable=True)
 
-    _here: Here | None = None
     #: The time limit of each node's body (set with the job script).
     per_node_s: float = 0.0
 
@@ -269,16 +259,6 @@ class EachNode(rfm.RegressionTestPlugin):
         self.time_limit = (per_node + KILL_AFTER_S) * waves
 
     # -- sanity ----------------------------------------------------------
-
-    def files_dir(self) -> str:
-        """Where sanity reads the launch's files: the node's directory while it is judged."""
-        return self._here.where if self._here else self.stagedir
-
-    def output_names(self) -> tuple[str, str]:
-        """The launch's stdout and stderr names in :meth:`files_dir`."""
-        if self._here:
-            return self._here.out, self._here.err
-        return self.stdout.evaluate(), self.stderr.evaluate()
 
     def node_launches(self) -> list[Here]:
         """Each node's launch files: its own job's, or its packed job's for this transport."""
