@@ -215,7 +215,7 @@ def test_a_processor_without_numa_domains_is_said_once_per_partition_and_its_lev
     said = [line for line in run.output.splitlines() if "processor topology.numa_nodes" in line]
     # one line a partition, naming the key and what fills it
     assert sorted(re.search(r"partition (\S+): ", line).group(1) for line in said) == [
-        "example_cluster:gpu", "example_cluster:thin"], said
+        "example_cluster:gpu", "example_cluster:thin", "example_cluster:thin-node"], said
     assert all("reframe --detect-host-topology" in line for line in said)
     cases = run.cases("HybridCheck")
     numa_cases = [tc for tc in cases if tc["threads"] == "numa"]
