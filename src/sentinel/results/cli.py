@@ -8,6 +8,7 @@
     sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
     sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
     sentinel health --system SYS:PART [--node NAME] [--drain] [-- reframe args]
+    sentinel metrics [RUN_REPORT ...] [--db FILE] [--textfile F.prom] [--push HOST:PORT]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -60,7 +61,9 @@ from pathlib import Path
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
+from sentinel.results.metrics import command as metrics
 from sentinel.results.plan import cost, dry_run, output, partitions
+from sentinel.results.report.files import newest_report
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
 from sentinel.results.vet import command as vet
@@ -112,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     site_init.add_parser(sub)
     vet.add_parser(sub)
     health.add_parser(sub)
+    metrics.add_parser(sub)
     return p
 
 
@@ -241,14 +245,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     """Write the report; name each input that could not be used, and an empty newest run."""
-    reports = args.reports
-    if not reports:
-        found = sorted((output_dir() / "reports").glob("run-report-*.json"),
-                       key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise SentinelError(f"no run report in {output_dir() / 'reports'}: run reframe "
-                                "first (make run), or name the run reports to use")
-        reports = found[-1:]
+    reports = args.reports or newest_report(output_dir() / "reports")
     written = report.build(reports, args.db or results_db(),
                            args.out or output_dir() / "reports")
     for line in written.headline:
@@ -371,7 +368,7 @@ def changes_command(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
              "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command,
-             "health": health.health}
+             "health": health.health, "metrics": metrics.metrics_command}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from sentinel.errors import SentinelError
 from sentinel.results.report.load import Case, Inputs, cases_of
 
 #: What may follow a JSON error at the end of a file cut short: nothing, or
@@ -117,3 +118,15 @@ def load_reports(paths: list[Path], inputs: Inputs) -> None:
                 for name, var in case.variables.items() if var.decl is None)
     inputs.cases.extend(latest.values())
     inputs.errors.extend(newest_ran_nothing(read))
+
+
+def newest_report(folder: Path) -> list[Path]:
+    """The newest run report of ``folder`` (the last session), as a list of one.
+
+    None there is an error naming the folder: nothing has run yet.
+    """
+    found = sorted(folder.glob("run-report-*.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise SentinelError(f"no run report in {folder}: run reframe first (make run), or "
+                            "name the run reports to use")
+    return found[-1:]

@@ -1,0 +1,122 @@
+"""``sentinel metrics`` into Debian's Pushgateway, queried back through Prometheus's HTTP API.
+
+A real quick session on this host (Pt2ptCheck over Open MPI's ob1-vader and
+ob1-tcp, judged against a reference file whose ob1-tcp band no ping-pong
+meets) is pushed; each of its headline values must come back from a PromQL
+query with its unit and band, and the failed case with its reason. Then the
+project's captured vet session (node v2 drifted), nightly matching session
+(values left unresolved) and results history (ob1-tcp's bandwidth limited
+from session 21) are pushed: the failed node, the unresolved values and the
+change point must come back. The exposition also passes ``promtool check
+metrics``, Prometheus's own linter.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sentinel.results.metrics.names import base_unit
+from sentinel.results.report.load import cases_of
+from tests.cluster import prometheus
+from tests.conftest import DATA
+from tests.integration.conftest import QUICK, need_capability, need_stack, reframe
+
+pytestmark = pytest.mark.integration
+
+REFERENCES = """Pt2ptCheck:
+  $index: [$partition, $environ, transport_name, mapping]
+  local:cpu:
+    openmpi:
+      ob1-vader:
+        core:
+          latency_8B: [1.0, -0.999, 1000.0, us]
+      ob1-tcp:
+        core:
+          latency_8B: [0.001, -0.5, 0.5, us]
+"""
+
+
+@pytest.fixture(scope="module")
+def monitoring(tmp_path_factory):
+    """The Pushgateway and Prometheus on loopback; stopped by PID at the end."""
+    need_capability("prometheus", prometheus.missing())
+    mon = prometheus.up(tmp_path_factory.mktemp("prometheus"))
+    yield mon
+    mon.stop()
+
+
+def _metrics(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "sentinel.results.cli", "metrics", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def _one(found: list[dict], what: str) -> dict:
+    assert len(found) == 1, f"{what}: {found}"
+    return found[0]
+
+
+def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
+        monitoring, tmp_path):
+    need_stack("openmpi")
+    refs = tmp_path / "references"
+    refs.mkdir()
+    (refs / "local.yaml").write_text(REFERENCES)
+    env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path), "SENTINEL_REFERENCES": str(refs)}
+    run = reframe([*QUICK, "-p", "openmpi", "-n",
+                   "^Pt2ptCheck.*%transport=(ob1-vader|ob1-tcp) %mapping=core"], tmp_path,
+                  env={"SENTINEL_REFERENCES": str(refs)}, checks=("pt2pt.py",))
+    assert run.report, run.output[-3000:]
+    pushed = _metrics(["--push", monitoring.pushgateway, "--textfile",
+                       str(tmp_path / "sentinel.prom")], env)
+    assert pushed.returncode == 0, pushed.stdout[-2000:] + pushed.stderr
+    lint = subprocess.run([prometheus.PROMTOOL, "check", "metrics"], input=pushed.stdout,
+                          capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert (tmp_path / "sentinel.prom").read_text() == pushed.stdout
+    assert monitoring.wait_for('mpi_sentinel_test_result{check="Pt2ptCheck"}')
+    # every headline value of the session, in base units, with its declared unit
+    session = [c for c in cases_of(run.report, "run report") if c.check == "Pt2ptCheck"
+               and c.result == "pass"]
+    assert {c.transport for c in session} == {"ob1-vader"}, run.output[-3000:]
+    headline = [(c, v) for c in session for v in c.variables.values()
+                if v.headline and v.value is not None]
+    assert len(headline) >= 4
+    for c, v in headline:
+        suffix, factor = base_unit(v.decl.unit)
+        got = _one(monitoring.query(f'mpi_sentinel_value_{suffix}{{transport="{c.transport}",'
+                                    f'variable="{v.name}"}}'), v.name)
+        assert got["metric"]["unit"] == v.decl.unit
+        assert math.isclose(float(got["value"][1]), v.value * factor, rel_tol=1e-9)
+    # ... and its band
+    lower = _one(monitoring.query('mpi_sentinel_reference_lower_seconds{transport="ob1-vader",'
+                                  'variable="latency_8B"}'), "band")
+    assert math.isclose(float(lower["value"][1]), 1e-6 * 0.001, rel_tol=1e-9)
+    # the failed case with its reason
+    failed = _one(monitoring.query('mpi_sentinel_test_result{result="fail"}'), "failed")
+    assert (failed["metric"]["transport"], failed["metric"]["reason"]) == ("ob1-tcp",
+                                                                          "reference")
+
+
+def test_a_failed_node_unresolved_values_and_a_change_point_come_back(monitoring, tmp_path):
+    env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path)}
+    pushed = _metrics([str(DATA / "vet" / "each-node-v2-drifted.json"),
+                       str(DATA / "run-report-matching-nightly.json"), "--db",
+                       str(DATA / "history" / "pt2pt-tcp-limited-from-21.db"),
+                       "--push", monitoring.pushgateway, "--quiet"], env)
+    assert pushed.returncode == 0, pushed.stderr
+    node = monitoring.wait_for("mpi_sentinel_node_failed_checks > 0")
+    assert [(n["metric"]["node"], n["value"][1]) for n in node] == [("v2", "3")]
+    unresolved = monitoring.wait_for('mpi_sentinel_unresolved{environ="openmpi",'
+                                     'transport="ob1-vader",variable="match_time_comm"}')
+    assert _one(unresolved, "unresolved")["metric"]["reason"] == "interval_reaches_zero"
+    change = _one(monitoring.wait_for('mpi_sentinel_change_point_timestamp_seconds'
+                                      '{variable="bw_peak"}'), "change point")
+    assert (change["metric"]["transport"], change["metric"]["verdict"]) == ("ob1-tcp",
+                                                                           "regression")
