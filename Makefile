@@ -17,10 +17,12 @@ CUDA_VENV := .venv-cuda
 BOOT_APT_PACKAGES := make gcc libc6-dev python3-venv
 APT_PACKAGES := make gcc g++ libc6-dev curl python3-venv openmpi-bin libopenmpi-dev \
                 mpich libmpich-dev libfabric-bin ucx-utils hwloc
-# The tests also start a real Slurm (tests/cluster/slurm.py) and open the
-# HTML report in a headless Chromium: make test installs them with the others,
-# in one apt run.
-TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2 chromium lmod
+# The tests also start a real Slurm (tests/cluster/slurm.py), open the HTML
+# report in a headless Chromium and push metrics to a Prometheus
+# (tests/cluster/prometheus.py): make test installs them with the others, in
+# one apt run.
+TEST_APT_PACKAGES := slurm-wlm munge libpmi2-0 iproute2 chromium lmod prometheus \
+                     prometheus-pushgateway prometheus-node-exporter
 
 # Open MPI refuses to start as root unless told; only this Makefile's own
 # runs (local runs and tests) set it, never a site configuration.

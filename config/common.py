@@ -60,6 +60,9 @@ QUICK = [
 general = [{
     "check_search_path": [str(ROOT / "checks")],
     "report_file": str(REPORTS / "run-report-{sessionid}.json"),
+    # the newest session as JUnit XML, for a CI system's test view (GitLab,
+    # Jenkins): one test case per ReFrame test case, a failure with its reason
+    "report_junit": str(REPORTS / "junit.xml"),
     "save_log_files": False,
 }]
 

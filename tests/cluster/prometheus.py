@@ -20,14 +20,16 @@ from pathlib import Path
 
 #: The programs, as Debian's packages install them.
 PROMETHEUS, PUSHGATEWAY, PROMTOOL = "prometheus", "prometheus-pushgateway", "promtool"
+NODE_EXPORTER = "prometheus-node-exporter"
 
 
 def missing() -> str | None:
     """Why the tests cannot start them (None: they can)."""
-    absent = [p for p in (PROMETHEUS, PUSHGATEWAY, PROMTOOL) if shutil.which(p) is None]
+    absent = [p for p in (PROMETHEUS, PUSHGATEWAY, PROMTOOL, NODE_EXPORTER)
+              if shutil.which(p) is None]
     if absent:
-        return (f"{', '.join(absent)} not on PATH (make test installs Debian's prometheus and "
-                "prometheus-pushgateway)")
+        return (f"{', '.join(absent)} not on PATH (make test installs Debian's prometheus, "
+                "prometheus-pushgateway and prometheus-node-exporter)")
     return None
 
 
@@ -78,14 +80,15 @@ class Monitoring:
                 proc.wait(timeout=10)
 
 
-def _ready(address: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+def _ready(address: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0,
+           path: str = "/-/ready") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{proc.args[0]} exited ({proc.returncode}): "
                                f"{log.read_text()[-1500:]}")
         try:
-            with urllib.request.urlopen(f"http://{address}/-/ready", timeout=2) as reply:
+            with urllib.request.urlopen(f"http://{address}{path}", timeout=2) as reply:
                 if reply.status == 200:
                     return
         except OSError:
@@ -102,7 +105,10 @@ def up(root: Path) -> Monitoring:
     try:
         mon.pushgateway = f"127.0.0.1:{free_port()}"
         log = root / "pushgateway.log"
-        gateway = subprocess.Popen([PUSHGATEWAY, f"--web.listen-address={mon.pushgateway}"],
+        # Debian's default persists every push to /var/lib/prometheus: the
+        # next test's Pushgateway would start with this one's metrics.
+        gateway = subprocess.Popen([PUSHGATEWAY, f"--web.listen-address={mon.pushgateway}",
+                                    f"--persistence.file={root / 'pushgateway.data'}"],
                                    stdout=log.open("w"), stderr=subprocess.STDOUT)
         mon.procs.append(gateway)
         _ready(mon.pushgateway, gateway, log)
@@ -125,3 +131,25 @@ def up(root: Path) -> Monitoring:
         mon.stop()
         raise
     return mon
+
+
+def textfile_metrics(directory: Path, root: Path) -> str:
+    """What node_exporter's textfile collector makes of ``directory``'s ``*.prom`` files.
+
+    A node_exporter with that collector alone is started on loopback, its
+    ``/metrics`` read once, and it is stopped.
+    """
+    address = f"127.0.0.1:{free_port()}"
+    log = root / "node-exporter.log"
+    proc = subprocess.Popen([NODE_EXPORTER, "--collector.disable-defaults",
+                             "--collector.textfile",
+                             f"--collector.textfile.directory={directory}",
+                             f"--web.listen-address={address}"],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        _ready(address, proc, log, path="/metrics")
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=10) as reply:
+            return reply.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

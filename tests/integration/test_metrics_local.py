@@ -2,7 +2,8 @@
 
 A real quick session on this host (Pt2ptCheck over Open MPI's ob1-vader and
 ob1-tcp, judged against a reference file whose ob1-tcp band no ping-pong
-meets) is pushed; each of its headline values must come back from a PromQL
+meets) is pushed, and written for node_exporter's textfile collector, which
+a node_exporter started here reads; each of its headline values must come back from a PromQL
 query with its unit and band, and the failed case with its reason. Then the
 project's captured vet session (node v2 drifted), nightly matching session
 (values left unresolved) and results history (ob1-tcp's bandwidth limited
@@ -19,8 +20,9 @@ import subprocess
 import sys
 
 import pytest
+from junitparser import Failure, JUnitXml
 
-from sentinel.results.metrics.names import base_unit
+from sentinel.results.metrics.names import UNRESOLVED_REASONS, base_unit, reason_of
 from sentinel.results.report.load import cases_of
 from tests.cluster import prometheus
 from tests.conftest import DATA
@@ -69,17 +71,23 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
     refs.mkdir()
     (refs / "local.yaml").write_text(REFERENCES)
     env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path), "SENTINEL_REFERENCES": str(refs)}
-    run = reframe([*QUICK, "-p", "openmpi", "-n",
-                   "^Pt2ptCheck.*%transport=(ob1-vader|ob1-tcp) %mapping=core"], tmp_path,
+    run = reframe([*QUICK, "-p", "openmpi", "-n", "^Pt2ptCheck.*%mapping=core", "-S",
+                   "transports=openmpi/ob1-vader,openmpi/ob1-tcp", "-r"], tmp_path,
                   env={"SENTINEL_REFERENCES": str(refs)}, checks=("pt2pt.py",))
     assert run.report, run.output[-3000:]
+    textfiles = tmp_path / "textfile"
+    textfiles.mkdir()
     pushed = _metrics(["--push", monitoring.pushgateway, "--textfile",
-                       str(tmp_path / "sentinel.prom")], env)
+                       str(textfiles / "mpi_sentinel.prom")], env)
     assert pushed.returncode == 0, pushed.stdout[-2000:] + pushed.stderr
     lint = subprocess.run([prometheus.PROMTOOL, "check", "metrics"], input=pushed.stdout,
                           capture_output=True, text=True, timeout=60)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    assert (tmp_path / "sentinel.prom").read_text() == pushed.stdout
+    assert (textfiles / "mpi_sentinel.prom").read_text() == pushed.stdout
+    # node_exporter's textfile collector reads the file without an error
+    exported = prometheus.textfile_metrics(textfiles, tmp_path)
+    assert "\nnode_textfile_scrape_error 0\n" in exported, exported[-2000:]
+    assert "\nmpi_sentinel_test_result{" in exported
     assert monitoring.wait_for('mpi_sentinel_test_result{check="Pt2ptCheck"}')
     # every headline value of the session, in base units, with its declared unit
     session = [c for c in cases_of(run.report, "run report") if c.check == "Pt2ptCheck"
@@ -92,8 +100,8 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
         suffix, factor = base_unit(v.decl.unit)
         got = _one(monitoring.query(f'mpi_sentinel_value_{suffix}{{transport="{c.transport}",'
                                     f'variable="{v.name}"}}'), v.name)
-        assert got["metric"]["unit"] == v.decl.unit
-        assert math.isclose(float(got["value"][1]), v.value * factor, rel_tol=1e-9)
+        assert got["metric"]["unit"] == v.decl.unit, got
+        assert math.isclose(float(got["value"][1]), v.value * factor, rel_tol=1e-9), got
     # ... and its band
     lower = _one(monitoring.query('mpi_sentinel_reference_lower_seconds{transport="ob1-vader",'
                                   'variable="latency_8B"}'), "band")
@@ -102,6 +110,22 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
     failed = _one(monitoring.query('mpi_sentinel_test_result{result="fail"}'), "failed")
     assert (failed["metric"]["transport"], failed["metric"]["reason"]) == ("ob1-tcp",
                                                                           "reference")
+    # the session's JUnit report, as a CI system reads it: every test case,
+    # the failed one with ReFrame's reason
+    junit = {(case.classname, case.name): case for suite in JUnitXml.fromfile(
+        str(tmp_path / "reports" / "junit.xml")) for case in suite}
+    ran = [tc for tc in run.cases() if tc["result"] != "skip"]
+    assert len(junit) >= len(ran) >= 3, sorted(junit)
+    bad = [case for case in junit.values() if any(isinstance(r, Failure) for r in case.result)]
+    assert len(bad) == 1 and "ob1-tcp" in bad[0].name, [c.name for c in bad]
+    assert "failed to meet reference" in bad[0].result[0].message + (bad[0].result[0].text or "")
+    # each value the session left unresolved, with its reason (the captured
+    # session of the next test always has some)
+    for c in cases_of(run.report, "run report"):
+        for name, why in (c.extra.get("unresolved") or {}).items():
+            got = _one(monitoring.query(f'mpi_sentinel_unresolved{{transport="{c.transport}",'
+                                        f'variable="{name}"}}'), name)
+            assert got["metric"]["reason"] == reason_of(why, UNRESOLVED_REASONS), (got, why)
 
 
 def test_a_failed_node_unresolved_values_and_a_change_point_come_back(monitoring, tmp_path):
