@@ -9,6 +9,7 @@
     sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
     sentinel health --system SYS:PART [--node NAME] [--drain] [-- reframe args]
     sentinel metrics [RUN_REPORT ...] [--db FILE] [--textfile F.prom] [--push HOST:PORT]
+    sentinel notify [RUN_REPORT ...] [--smtp HOST --from A --to B] [--webhook URL]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -62,6 +63,7 @@ from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
 from sentinel.results.metrics import command as metrics
+from sentinel.results.notify import command as notify
 from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.files import newest_report
 from sentinel.results.report.history import load_history
@@ -116,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     vet.add_parser(sub)
     health.add_parser(sub)
     metrics.add_parser(sub)
+    notify.add_parser(sub)
     return p
 
 
@@ -368,7 +371,8 @@ def changes_command(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
              "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command,
-             "health": health.health, "metrics": metrics.metrics_command}
+             "health": health.health, "metrics": metrics.metrics_command,
+             "notify": notify.notify_command}
 
 
 def main(argv: list[str] | None = None) -> int:
