@@ -22,6 +22,7 @@ import sys
 import pytest
 from junitparser import Failure, JUnitXml
 
+from sentinel.results.metrics import dashboard
 from sentinel.results.metrics.names import UNRESOLVED_REASONS, base_unit, reason_of
 from sentinel.results.report.load import cases_of
 from tests.cluster import prometheus
@@ -110,6 +111,18 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
     failed = _one(monitoring.query('mpi_sentinel_test_result{result="fail"}'), "failed")
     assert (failed["metric"]["transport"], failed["metric"]["reason"]) == ("ob1-tcp",
                                                                           "reference")
+    # the dashboard, query by query, on this partition: every query valid,
+    # those of the checks the session ran with data
+    model = dashboard.build()
+    with_data = set()
+    for expr in dashboard.queries(model):
+        found = monitoring.query(expr.replace("$system", "local").replace("$partition", "cpu"))
+        if found:
+            with_data.add(expr)
+    panels = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in model["panels"]}
+    assert set(panels["Pt2ptCheck: latency_{size}B"]) <= with_data  # value and its band
+    assert panels["What failed or was skipped"][0] in with_data
+    assert not any("FabricCheck" in e for e in with_data)  # the session swept no fabric
     # the session's JUnit report, as a CI system reads it: every test case,
     # the failed one with ReFrame's reason
     junit = {(case.classname, case.name): case for suite in JUnitXml.fromfile(
@@ -142,5 +155,12 @@ def test_a_failed_node_unresolved_values_and_a_change_point_come_back(monitoring
     assert _one(unresolved, "unresolved")["metric"]["reason"] == "interval_reaches_zero"
     change = _one(monitoring.wait_for('mpi_sentinel_change_point_timestamp_seconds'
                                       '{variable="bw_peak"}'), "change point")
+    # the dashboard's annotation query finds it, and its node table the node
+    model = dashboard.build()
+    (annotation,) = model["annotations"]["list"]
+    assert monitoring.query(annotation["expr"].replace("$system", "local"))
+    nodes = [p for p in model["panels"] if p["title"] == "Nodes vetted"][0]["targets"][0]
+    assert monitoring.query(nodes["expr"].replace("$system", "local")
+                            .replace("$partition", "slurm-vet"))
     assert (change["metric"]["transport"], change["metric"]["verdict"]) == ("ob1-tcp",
                                                                            "regression")

@@ -10,6 +10,7 @@
     sentinel health --system SYS:PART [--node NAME] [--drain] [-- reframe args]
     sentinel metrics [RUN_REPORT ...] [--db FILE] [--textfile F.prom] [--push HOST:PORT]
     sentinel notify [RUN_REPORT ...] [--smtp HOST --from A --to B] [--webhook URL]
+    sentinel dashboard [--out FILE]
 
 ``calibrate`` runs the selection (everything after ``--``, given to reframe as is) on one
 partition ``--runs`` times, then writes that partition's entries of
@@ -63,6 +64,7 @@ from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
 from sentinel.results.metrics import command as metrics
+from sentinel.results.metrics import dashboard
 from sentinel.results.notify import command as notify
 from sentinel.results.plan import cost, dry_run, output, partitions
 from sentinel.results.report.files import newest_report
@@ -119,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_parser(sub)
     metrics.add_parser(sub)
     notify.add_parser(sub)
+    dashboard.add_parser(sub)
     return p
 
 
@@ -372,7 +375,7 @@ def changes_command(args: argparse.Namespace) -> int:
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
              "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command,
              "health": health.health, "metrics": metrics.metrics_command,
-             "notify": notify.notify_command}
+             "notify": notify.notify_command, "dashboard": dashboard.dashboard_command}
 
 
 def main(argv: list[str] | None = None) -> int:
