@@ -46,7 +46,7 @@ def variable_regex(var: PerfVar) -> str:
 
 def _headlines() -> Iterator[tuple[str, CheckSpec, PerfVar]]:
     seen = set()
-    for spec in all_specs().values():
+    for _, spec in sorted(all_specs().items()):  # the same file whatever was imported first
         for var in spec.variables:
             key = (spec.checks, var.template)
             if var.headline is None or key in seen:
