@@ -27,6 +27,7 @@ from sentinel.results.metrics.names import (
     base_unit,
     reason_of,
 )
+from sentinel.results.report import inputs as report_inputs
 from sentinel.results.report import tables
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
@@ -36,7 +37,7 @@ NAME = re.compile(r"^mpi_sentinel_[a-z0-9_]+$")
 
 
 def _samples(reports: list[Path], db: Path) -> dict[str, list]:
-    registry, _ = command.registry_of(reports, db)
+    registry = command.registry_of(report_inputs.read(reports, db if db.exists() else None))
     text = generate_latest(registry).decode()
     return {f.name: f.samples for f in text_string_to_metric_families(text)}
 

@@ -67,6 +67,7 @@ from sentinel.results.metrics import command as metrics
 from sentinel.results.metrics import dashboard
 from sentinel.results.notify import command as notify
 from sentinel.results.plan import cost, dry_run, output, partitions
+from sentinel.results.report import inputs as report_inputs
 from sentinel.results.report.files import newest_report
 from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
@@ -107,11 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("selection", nargs=argparse.REMAINDER,
                    help="after --: reframe options selecting the checks (-n, -p, -S, --mode)")
     r = sub.add_parser("report", help="write the HTML report and the JSON/CSV summaries")
-    r.add_argument("reports", type=Path, nargs="*",
-                   help="JSON run reports (default: the newest in <output>/reports)")
-    r.add_argument("--db", type=Path, default=None,
-                   help="results database (default $SENTINEL_RESULTS_DB or "
-                        "<output>/var/results.db)")
+    report_inputs.add_arguments(r)
     r.add_argument("--out", type=Path, default=None,
                    help="directory to write to (default <output>/reports)")
     _plan_parser(sub)

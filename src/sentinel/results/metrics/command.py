@@ -20,14 +20,11 @@ from urllib.error import URLError
 from prometheus_client import CollectorRegistry, generate_latest, push_to_gateway, write_to_textfile
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, results_db
 from sentinel.results import changes
 from sentinel.results.metrics.families import Collector, families
+from sentinel.results.report import inputs as report_inputs
 from sentinel.results.report import tables
-from sentinel.results.report.files import load_reports, newest_report
-from sentinel.results.report.history import load_history
 from sentinel.results.report.load import Inputs
-from sentinel.results.vet import actions
 
 #: The Pushgateway job the suite's metrics are pushed under.
 JOB = "mpi_sentinel"
@@ -37,11 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``metrics`` subcommand's options."""
     p = sub.add_parser("metrics", help="the newest session, its bands, change points and "
                                        "node verdicts as Prometheus metrics")
-    p.add_argument("reports", type=Path, nargs="*",
-                   help="run reports (default: the newest in <output>/reports)")
-    p.add_argument("--db", type=Path, default=None,
-                   help="results database for change points and node actions (default: "
-                        "that of the runs)")
+    report_inputs.add_arguments(p)
     p.add_argument("--textfile", type=Path, default=None,
                    help="write the metrics to this file (a .prom file in node_exporter's "
                         "textfile directory), atomically")
@@ -50,19 +43,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="do not print them")
 
 
-def registry_of(reports: list[Path], db: Path) -> tuple[CollectorRegistry, Inputs]:
-    """The metrics of ``reports`` and ``db`` in a registry of their own, and what was read."""
-    inputs = Inputs()
-    load_reports(reports, inputs)
-    load_history(db, inputs)
-    inputs.node_actions = actions.recorded(db) if db.exists() else []
-    if inputs.errors or not inputs.cases:
-        raise SentinelError("; ".join(inputs.errors + inputs.problems)
-                            or "the run reports hold no test case")
+def registry_of(inputs: Inputs) -> CollectorRegistry:
+    """The metrics of ``inputs`` in a registry of their own."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(Collector(families(inputs, changes.find(inputs.history),
                                          tables.nodes(inputs.cases))))
-    return registry, inputs
+    return registry
 
 
 def _system(inputs: Inputs) -> str:
@@ -75,8 +61,8 @@ def _system(inputs: Inputs) -> str:
 
 def metrics_command(args: argparse.Namespace) -> int:
     """Write or push the metrics; name each input that could not be used."""
-    reports = args.reports or newest_report(output_dir() / "reports")
-    registry, inputs = registry_of(reports, args.db or results_db())
+    inputs = report_inputs.read_args(args)
+    registry = registry_of(inputs)
     if args.textfile:
         if args.textfile.suffix != ".prom":
             raise SentinelError(f"--textfile {args.textfile}: node_exporter's textfile "

@@ -12,26 +12,19 @@ text and sends nothing.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, results_db
 from sentinel.results import changes
 from sentinel.results.notify import message, send
+from sentinel.results.report import inputs as report_inputs
 from sentinel.results.report import summary, tables
-from sentinel.results.report.files import load_reports, newest_report
-from sentinel.results.report.history import load_history
-from sentinel.results.report.load import Inputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``notify`` subcommand's options."""
     p = sub.add_parser("notify", help="the morning summary by mail (SMTP) and to a chat "
                                       "webhook; printed only, unless asked to send")
-    p.add_argument("reports", type=Path, nargs="*",
-                   help="run reports (default: the newest in <output>/reports)")
-    p.add_argument("--db", type=Path, default=None,
-                   help="results database (default: that of the runs)")
+    report_inputs.add_arguments(p)
     p.add_argument("--smtp", default=None, metavar="HOST[:PORT]",
                    help="send the mail through this SMTP server (port 25 by default)")
     p.add_argument("--starttls", action="store_true", help="with --smtp: STARTTLS first")
@@ -49,14 +42,7 @@ def notify_command(args: argparse.Namespace) -> int:
         raise SentinelError("--smtp needs --from and at least one --to")
     if not args.smtp and (args.sender or args.to):
         raise SentinelError("--from and --to address a mail: give --smtp to send it")
-    inputs = Inputs()
-    load_reports(args.reports or newest_report(output_dir() / "reports"), inputs)
-    db = args.db or results_db()
-    if db.exists():
-        load_history(db, inputs)
-    if inputs.errors or not inputs.cases:
-        raise SentinelError("; ".join(inputs.errors + inputs.problems)
-                            or "the run reports hold no test case")
+    inputs = report_inputs.read_args(args)
     acc = tables.acceptance(inputs.cases)
     found = changes.find(inputs.history)
     msg = message.compose(summary.summarise(inputs, acc, found), acc,

@@ -11,12 +11,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sentinel.errors import SentinelError
 from sentinel.results import changes
 from sentinel.results.report import html, summary, tables
 from sentinel.results.report.figures import by_check
-from sentinel.results.report.files import load_reports
-from sentinel.results.report.history import load_history
+from sentinel.results.report.inputs import read
 from sentinel.results.report.load import Inputs
 from sentinel.results.vet import actions
 
@@ -74,14 +72,7 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
     The page and the JSON summary list the errors after the problems, so
     that an empty newest session shows there too.
     """
-    inputs = Inputs()
-    load_reports(reports, inputs)
-    if db is not None:
-        load_history(db, inputs)
-        try:
-            inputs.node_actions = actions.recorded(db)
-        except SentinelError as err:
-            inputs.problems.append(str(err))
+    inputs = read(reports, db)
     # The inputs (a site's history: millions of objects) live until the page
     # is written: frozen, the cycle collector no longer scans them at each
     # collection, here and in the forked workers that draw the figures.
