@@ -24,7 +24,7 @@ from sentinel.results.metrics.names import (
     base_unit,
     reason_of,
 )
-from sentinel.results.report.load import Case, Inputs
+from sentinel.results.report.load import Case, Inputs, name_params, variant_of
 from sentinel.results.report.tables import NodeVerdict
 from sentinel.results.vet.actions import Action
 
@@ -43,11 +43,9 @@ def change_labels(change: Change) -> list[str]:
     """The values of :data:`CASE_LABELS` for a change point's test."""
     system, _, rest = change.where.partition(":")
     partition, _, environ = rest.partition("+")
-    params = dict(p.split("=", 1) for p in change.test.split(" %")[1:] if "=" in p)
-    variant = " ".join(f"{k}={v}" for k, v in params.items()
-                       if k not in ("transport", "mapping") and "." not in k)
+    params = name_params(change.test)
     return [system, partition, environ, change.test.split()[0], params.get("transport", ""),
-            params.get("mapping", ""), variant]
+            params.get("mapping", ""), variant_of(params)]
 
 
 class _Families:

@@ -105,6 +105,21 @@ class Variable:
         return min(gaps) / abs(self.reference)
 
 
+def name_params(name: str) -> dict[str, str]:
+    """The parameters of a test's display name (``%transport=ob1-tcp %mapping=core ...``)."""
+    return dict(p.split("=", 1) for p in name.split(" %")[1:] if "=" in p)
+
+
+def variant_of(params: dict[str, str]) -> str:
+    """The parameters that tell variants apart beyond transport and mapping (``mode=pure``).
+
+    Not the fixtures' (``build.bench=pt2pt``) nor the node of ``--distribute``
+    (``.nid``).
+    """
+    return " ".join(f"{k}={v}" for k, v in params.items()
+                    if k not in ("transport", "mapping") and "." not in k)
+
+
 @dataclass
 class Case:
     """A test case's last attempt: where it ran, its result and its variables."""
@@ -141,9 +156,7 @@ class Case:
         Not the fixtures' (``build.bench=pt2pt``, ``probe.bench=affinity``) nor
         the node of ``--distribute`` (``.nid``): they do not tell test cases apart.
         """
-        params = (p.split("=", 1) for p in self.name.split(" %")[1:] if "=" in p)
-        return " ".join(f"{k}={v}" for k, v in params
-                        if k not in ("transport", "mapping") and "." not in k)
+        return variant_of(name_params(self.name))
 
     @property
     def node(self) -> str:

@@ -92,28 +92,38 @@ def _where(system: str) -> str:
 def measure(args: argparse.Namespace, kinds: list[str], job: list[str], count: int | None,
             label: str) -> Measured:
     """One reframe session per kind over the nodes ``job`` selects; what they named."""
-    config = args.config or repo_root() / "config" / "settings.py"
     out = Measured()
-    folder = output_dir() / "reports" / "vet"
-    folder.mkdir(parents=True, exist_ok=True)
     for kind in kinds:
-        report = folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{label}-{kind}.json"
         what = "FabricCheck.nodes" if kind == "fabric" else "each_node_nodes"
         sized = ["-S", f"{what}={count}"] if count else []
-        checks = [x for path in (args.checks or [repo_root() / "checks"])
-                  for x in ("-c", str(path))]
-        cmd = [reframe_command(), "-C", str(config), *checks,
-               "--system", args.system, "--mode", MODES[kind], *job, *sized,
-               *[a for a in args.selection if a != "--"], "-r", "--report-file", str(report)]
-        print(f"sentinel vet: {label} measurement, {kind}: {' '.join(cmd[1:])}", flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if not report.exists():
-            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
-            raise SentinelError(f"{label} measurement ({kind}): reframe wrote no report "
-                                f"(exit {proc.returncode}): {tail}")
+        report = session(args, "vet", f"{label}-{kind}", MODES[kind], [*job, *sized],
+                         args.checks or [repo_root() / "checks"])
         out.add(measured(json.loads(report.read_text())))
-        print(f"sentinel vet: {label} measurement, {kind}: report {report}", flush=True)
     return out
+
+
+def session(args: argparse.Namespace, folder: str, label: str, mode: str, extra: list[str],
+            checks: list[Path]) -> Path:
+    """One reframe session of ``mode`` on ``args.system``; its run report.
+
+    The report goes to ``<output>/reports/<folder>/``; a session that wrote
+    none is an error with the end of its output.
+    """
+    config = args.config or repo_root() / "config" / "settings.py"
+    where = output_dir() / "reports" / folder
+    where.mkdir(parents=True, exist_ok=True)
+    report = where / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{label}.json"
+    cmd = [reframe_command(), "-C", str(config), *(x for c in checks for x in ("-c", str(c))),
+           "--system", args.system, "--mode", mode, *extra,
+           *[a for a in args.selection if a != "--"], "-r", "--report-file", str(report)]
+    print(f"sentinel {folder}: {label} measurement: {' '.join(cmd[1:])}", flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if not report.exists():
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        raise SentinelError(f"{label} measurement: reframe wrote no report "
+                            f"(exit {proc.returncode}): {tail}")
+    print(f"sentinel {folder}: {label} measurement: report {report}", flush=True)
+    return report
 
 
 def _from_reports(paths: list[Path]) -> Measured:

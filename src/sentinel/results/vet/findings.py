@@ -80,7 +80,7 @@ def measured(report: dict) -> Measured:
             out.nodes.add(nid.group(1))
             if tc.get("result") in ("fail", "abort"):
                 out.findings.append(Finding(nid.group(1), where, check,
-                                            _first_line(tc.get("fail_reason")), session))
+                                            first_line(tc.get("fail_reason")), session))
             continue
         if tc.get("nodes_vetted"):  # an each-node job: its nodes, each judged
             out.nodes |= set(tc["nodes_vetted"].split())
@@ -122,6 +122,7 @@ def _swept(tc: dict) -> set[str]:
     return {str(node) for pair in pairs for node in pair[:2]}
 
 
-def _first_line(text: str | None) -> str:
+def first_line(text: str | None) -> str:
+    """The first line of a failure's reason ('failed' when it has none)."""
     lines = (text or "failed").strip().splitlines()
     return lines[0] if lines else "failed"

@@ -23,15 +23,15 @@ import argparse
 import json
 import os
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, reframe_command, repo_root, results_db
+from sentinel.paths import repo_root, results_db
 from sentinel.results.verdicts import last_attempts
 from sentinel.results.vet import actions
-from sentinel.results.vet.findings import Finding, _first_line
+from sentinel.results.vet.command import session
+from sentinel.results.vet.findings import Finding, first_line
 from sentinel.site import nodes as sched
 
 
@@ -70,26 +70,15 @@ def failures(report: dict, node: str) -> tuple[list[Finding], int]:
         if tc.get("result") in ("fail", "abort"):
             check = (tc.get("display_name") or tc["name"]).split(" %build")[0]
             found.append(Finding(node, f"{tc.get('system')}:{tc.get('partition')}", check,
-                                 _first_line(tc.get("fail_reason")), session))
+                                 first_line(tc.get("fail_reason")), session))
     return found, judged
 
 
 def _measure(args: argparse.Namespace, node: str, label: str) -> tuple[list[Finding], int]:
-    config = args.config or repo_root() / "config" / "settings.py"
-    folder = output_dir() / "reports" / "health"
-    folder.mkdir(parents=True, exist_ok=True)
-    report = folder / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{node}-{label}.json"
-    checks = args.checks or [repo_root() / "checks" / "pt2pt.py"]
-    cmd = [reframe_command(), "-C", str(config), *(x for c in checks for x in ("-c", str(c))),
-           "--system", args.system, "--mode", "health",
-           *[a for a in args.selection if a != "--"], "-r", "--report-file", str(report)]
     started = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    report = session(args, "health", f"{node}-{label}", "health", [],
+                     args.checks or [repo_root() / "checks" / "pt2pt.py"])
     took = time.monotonic() - started
-    if not report.exists():
-        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
-        raise SentinelError(f"{label} measurement: reframe wrote no report (exit "
-                            f"{proc.returncode}): {tail}")
     found, judged = failures(json.loads(report.read_text()), node)
     if not judged:
         raise SentinelError(f"{label} measurement: no test case ran on {args.system} (report "
