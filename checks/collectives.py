@@ -34,7 +34,6 @@ and ``CollectivesSpackCheck`` takes it from a ``+spack`` environment.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_before, variable
 
@@ -42,12 +41,13 @@ from sentinel.analysis import collectives
 from sentinel.analysis.standard import osu_options
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb, osu
+from sentinel.rfm import selection
 from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
 from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
 from sentinel.rfm.standard_build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 
 
-@rfm.simple_test
+@selection.simple_test
 class CollectivesCheck(ImbCountSeries, ImbLaunches, StandardSuiteCheck):
     """IMB-MPI1 collectives at every whole-node count, over one transport and mapping."""
 
@@ -97,7 +97,7 @@ CollectivesSourceCheck, CollectivesSpackCheck = build_variants(
     CollectivesCheck, ImbBuild, SpackImbBuild, "IMB")
 
 
-@rfm.simple_test
+@selection.simple_test
 class OsuCollectivesCheck(OsuCountSeries, StandardSuiteCheck):
     """One OSU collective at every whole-node count, one launch each, one transport and mapping."""
 

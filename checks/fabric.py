@@ -30,7 +30,6 @@ factor``), not named.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, variable
 
@@ -38,13 +37,14 @@ from sentinel.analysis import fabric, fabric_modes, fabric_sweep
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
 
 
-@rfm.simple_test
+@selection.simple_test
 class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     """Every node pair of the partition over one transport; the slow node or link named."""
 

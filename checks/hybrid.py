@@ -29,7 +29,6 @@ less, the test is skipped with the level it provides.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
 
@@ -37,6 +36,7 @@ from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
 from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.placing import partition_nodes
@@ -52,7 +52,7 @@ from sentinel.rfm.threads import (
 from sentinel.rfm.timing import TimedPoints
 
 
-@rfm.simple_test
+@selection.simple_test
 class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionReferences):
     """The mixed-mode micro-benchmarks in one mode, two ranks, one transport and mapping."""
 
@@ -107,7 +107,7 @@ class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionRef
         return hybrid.values(out, self.stdout_path, self.benchmarks)
 
 
-@rfm.simple_test
+@selection.simple_test
 class HybridCollectivesCheck(TimedPoints, ThreadedRanks, SpanNodes, TransportMappingTest,
                              PartitionReferences):
     """The mixed-mode collectives in one mode across ``nodes`` nodes, one transport and mapping."""
@@ -147,7 +147,7 @@ class HybridCollectivesCheck(TimedPoints, ThreadedRanks, SpanNodes, TransportMap
         return hybrid.values(out, self.stdout_path, self.benchmarks, self.spec)
 
 
-@rfm.simple_test
+@selection.simple_test
 class BarrierSplitCheck(TimedPoints, NodeSplits, TransportMappingTest, PartitionReferences):
     """The whole node's barrier at every ranks x threads split, in one mode, one transport."""
 

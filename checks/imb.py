@@ -27,18 +27,18 @@ on the ``intel-mpi-benchmarks ^<mpi>`` of its Spack environment.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 
 from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
+from sentinel.rfm import selection
 from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
 from sentinel.rfm.standard_build import ImbBuild, SpackImbBuild
 
 
-@rfm.simple_test
+@selection.simple_test
 class ImbCheck(ImbLaunches, StandardSuiteCheck):
     """IMB-MPI1 point-to-point and collective benchmarks over one transport and mapping."""
 

@@ -22,7 +22,6 @@ ranks on each node with mapping ``node``.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
@@ -31,6 +30,7 @@ from sentinel.analysis import jacobi
 from sentinel.analysis.variables import Values
 from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.pt2pt import jacobi_pt2pt
@@ -39,7 +39,7 @@ from sentinel.rfm.scaling import RankSeries, limit_series_to_memory
 from sentinel.rfm.threads import ThreadedRanks, threaded_output
 
 
-@rfm.simple_test
+@selection.simple_test
 class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionReferences):
     """The Jacobi scaling series in one mode over one transport and mapping."""
 

@@ -22,7 +22,6 @@ the sizes of Song (2013), sized for hardware where M was 16-60 ns.
 """
 
 
-import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_after, variable
 
@@ -30,12 +29,13 @@ from sentinel.analysis import matching
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
+from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
 
 
-@rfm.simple_test
+@selection.simple_test
 class MatchingCheck(TransportMappingTest, PartitionReferences):
     """Matching time per unsuccessful match over one transport and mapping."""
 

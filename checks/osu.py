@@ -36,7 +36,6 @@ installed once per environment and reused across nights.
 """
 
 
-import reframe as rfm
 from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from sentinel.analysis.standard import (
@@ -51,13 +50,14 @@ from sentinel.analysis.standard import (
 )
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
+from sentinel.rfm import selection
 from sentinel.rfm.gpu import DeviceBuffers
 from sentinel.rfm.gpu_aware import gpu_runtime, require_gpu_aware
 from sentinel.rfm.standard import StandardSuiteCheck, build_variants
 from sentinel.rfm.standard_build import OsuBuild, SpackOsuBuild
 
 
-@rfm.simple_test
+@selection.simple_test
 class OsuCheck(StandardSuiteCheck):
     """One OSU micro-benchmark over one transport and mapping."""
 
@@ -126,7 +126,7 @@ class OsuCheck(StandardSuiteCheck):
         return osu_values(out, self.benchmark)
 
 
-@rfm.simple_test
+@selection.simple_test
 class OsuGpuCheck(DeviceBuffers, OsuCheck):
     """osu_latency, osu_bw or osu_bibw with GPU buffers, on partitions with GPUs."""
 

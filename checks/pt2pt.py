@@ -21,17 +21,21 @@ partitions with the ``gpu`` feature, in environments whose MPI is GPU-aware
 """
 
 
-import reframe as rfm
 
+from sentinel.rfm import selection
 from sentinel.rfm.pt2pt import PT2PT_CHECK, Pt2ptBase, Pt2ptGpuBase
 
 
-@rfm.simple_test
+@selection.simple_test
 class Pt2ptCheck(Pt2ptBase):
     """Latency, bandwidth, fits and LogP between two ranks over one transport and mapping."""
 
+    #: JacobiCheck's weak-scaling model depends on variants of this check by
+    #: name: registered whatever the session's filters select.
+    dependency_of = ("JacobiCheck",)
 
-@rfm.simple_test
+
+@selection.simple_test
 class Pt2ptGpuCheck(Pt2ptGpuBase):
     """The same with the buffers (``%buffers``) in host or GPU memory, on partitions with GPUs."""
 

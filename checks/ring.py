@@ -12,19 +12,19 @@ every launch. Performance variables: ``lap_N<n>`` (microseconds per lap),
 """
 
 
-import reframe as rfm
 from reframe.core.builtins import fixture, variable
 
 from sentinel.analysis import ring
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput, parse
+from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import RankSeries
 
 
-@rfm.simple_test
+@selection.simple_test
 class RingCheck(RankSeries, TransportMappingTest, PartitionReferences):
     """Time per lap of a ring of N ranks, N = 1, 2, 4, ..., over one transport and mapping."""
 

@@ -47,3 +47,32 @@ def test_a_set_option_generates_no_more_variants_than_the_system_offers(tmp_path
                      checks=("pt2pt.py", "matching.py"))
     assert plain.returncode == setvar.returncode == 0, setvar.output[-2000:]
     assert _loaded(setvar.output) == _loaded(plain.output)
+
+
+#: Selections whose listing must not change when the checks they cannot select
+#: are not registered: a mode's tags; a mode's names with the command line's
+#: added, one excluded, and tests that depend on another check (Jacobi's weak
+#: series on Pt2ptCheck). The unit tests judge -t and -T on every class.
+SELECTIONS = [
+    ["--mode", "quick"],
+    ["--mode", "vet", "-n", "JacobiCheck.*mode=pure", "-S", "JacobiCheck.scaling=weak",
+     "-x", "JacobiCheck.*mapping=socket"],
+]
+
+
+def _listed(output: str) -> list[str]:
+    return [line for line in output.splitlines()
+            if re.match(r"\s*[-^]\s*\w+Check", line) or line.startswith("Found ")]
+
+
+@pytest.mark.parametrize("selection", SELECTIONS, ids=lambda s: " ".join(s))
+def test_a_session_lists_the_same_without_registering_what_it_cannot_select(tmp_path,
+                                                                              selection):
+    need_stack("openmpi")
+    every = reframe([*selection, "-l", "-v"], tmp_path, env={"SENTINEL_REGISTER_ALL": "1"})
+    pruned = reframe([*selection, "-l", "-v"], tmp_path)
+    assert every.returncode == pruned.returncode == 0, pruned.output[-2000:]
+    assert _listed(pruned.output) == _listed(every.output)
+    assert len(_listed(pruned.output)) > 1
+    # the point: fewer variants instantiated for the same listing
+    assert _loaded(pruned.output) < _loaded(every.output)

@@ -8,10 +8,12 @@ the configuration and the command line, before ReFrame sees them.
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 from reframe.core import runtime
 from reframe.core.exceptions import ReframeFatalError
+from reframe.utility import osext
 
 from sentinel.mpi.transports import CATALOGUE, declared, resolve
 from sentinel.rfm import offered, packing
@@ -60,14 +62,32 @@ def _packing_asked() -> bool:
     Before ReFrame has a runtime, packed jobs are generated: the
     configuration checking ``-S`` values sees every variant.
     """
+    options = mode_options()
+    if options is None:
+        return True
+    values = setvar_values(sys.argv, options, "pack_transports")
+    return any(v.strip().lower() in ("true", "yes", "y", "1") for v in values)
+
+
+def mode_options() -> list[str] | None:
+    """The selected ``--mode``'s options, split as ReFrame splits them; None before a runtime."""
     try:
         site = runtime.runtime().site_config
     except ReframeFatalError:
-        return True
+        return None
     modes = option_values(sys.argv, None, "--mode")
     options = site.get(f"modes/@{modes[-1]}/options") if modes else []
-    values = setvar_values(sys.argv, list(options or []), "pack_transports")
-    return any(v.strip().lower() in ("true", "yes", "y", "1") for v in values)
+    return [word for arg in options or [] for word in shlex.split(osext.expandvars(arg))]
+
+
+def session_option_values(short: str, long: str) -> list[str]:
+    """Every value of a list option in the session: the mode's, then the command line's.
+
+    ReFrame appends the command line's values of such an option (``-n``,
+    ``-S``, ``-t``) to the mode's.
+    """
+    return [*option_values(mode_options() or [], short, long),
+            *option_values(sys.argv, short, long)]
 
 
 def transport_label(key: str) -> str:

@@ -23,6 +23,7 @@ from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers import imb
 from sentinel.parsers.imb import ImbOutput
+from sentinel.rfm import selection
 from sentinel.rfm.affinity import AffinityProbe
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.generation import offers_feature
@@ -128,12 +129,10 @@ class ImbLaunches(rfm.RegressionTestPlugin):
 
 
 class FromRelease(rfm.RegressionTestPlugin):
-    """Variant: the suite built from its release tarball by the ``suite_build`` fixture."""
+    """Variant: the suite built from its release tarball by the ``suite_build`` fixture.
 
-    @run_after("init")
-    def tag_variant(self) -> None:
-        """Selectable with ``-t source``."""
-        self.tags = self.tags | {"source"}
+    Tagged ``source`` by :func:`build_variants` (``-t source`` selects it).
+    """
 
     def search_dir(self) -> str:
         """Where the release build installed the suite."""
@@ -141,25 +140,23 @@ class FromRelease(rfm.RegressionTestPlugin):
 
 
 def spack_test(cls: type) -> type:
-    """ReFrame's ``simple_test`` for a :class:`FromSpack` variant, where it can run.
+    """``selection.simple_test`` for a :class:`FromSpack` variant, where it runs.
 
     Registered only where an environment of the selected system has the
     ``spack`` feature: elsewhere ReFrame would instantiate every variant
     (about 2.5 ms each, 405 on the 10-partition example site) for each to
     find no environment.
     """
-    return rfm.simple_test(cls) if offers_feature("spack") else cls
+    return selection.simple_test(cls) if offers_feature("spack") else cls
 
 
 class FromSpack(rfm.RegressionTestPlugin):
-    """Variant: the suite from the environment's Spack environment (``suite_build``)."""
+    """Variant: the suite from the environment's Spack environment (``suite_build``).
+
+    Tagged ``spack`` by :func:`build_variants` (``-t spack`` selects it).
+    """
 
     environ_features = "+spack"
-
-    @run_after("init")
-    def tag_variant(self) -> None:
-        """Selectable with ``-t spack``."""
-        self.tags = self.tags | {"spack"}
 
     def search_dir(self) -> str:
         """Where Spack installed the suite (a dry run installs nothing: where it would)."""
@@ -180,11 +177,12 @@ def build_variants(check: type, release_build: type, spack_build: type,
     source, spack = (
         make_test(f"{stem}{kind}Check", (plugin, check),
                   {"suite_build": fixture(build, scope="environment"),
+                   "tags": check.tags | {tag},
                    "__doc__": f"{check.__name__} on {suite} {how}."},
                   module=check.__module__)
-        for kind, plugin, build, how in (
-            ("Source", FromRelease, release_build,
+        for kind, plugin, build, tag, how in (
+            ("Source", FromRelease, release_build, "source",
              "built from its release tarball, where no prebuilt one is found"),
-            ("Spack", FromSpack, spack_build,
+            ("Spack", FromSpack, spack_build, "spack",
              "installed from the environment's Spack environment")))
-    return rfm.simple_test(source), spack_test(spack)
+    return selection.simple_test(source), spack_test(spack)
