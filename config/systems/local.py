@@ -39,10 +39,10 @@ from pathlib import Path
 
 from sentinel.paths import repo_root
 from sentinel.rfm.cmdline import pins_jobs_to_nodes
-from sentinel.site import detect, slurm
+from sentinel.site import detect, detect_cache, slurm
 
 _intel_root = detect.intel_root()
-_stacks = detect.local_stacks()
+_stacks = detect_cache.local_stacks()  # a detection of the last ten minutes, if any
 _gpus = detect.gpus()
 # With a GPU, each MPI that takes CUDA buffers gets the "cuda" feature (the
 # device-buffer pt2pt runs there); the others say why not.
