@@ -30,11 +30,12 @@ from tests.conftest import ROOT
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
     QUICK,
+    Started,
     build_bench,
     mpi_env,
     namespaced_slurm,
     need_stack,
-    reframe,
+    start_reframe,
 )
 
 pytestmark = pytest.mark.integration
@@ -60,9 +61,14 @@ def _srun(conf: Path, *args: str) -> str:
 
 def _on_rig(conf: Path, out: Path, args: list[str], checks: tuple[str, ...] = (),
             env: dict[str, str] | None = None):
+    return _start_on_rig(conf, out, args, checks, env).wait()
+
+
+def _start_on_rig(conf: Path, out: Path, args: list[str], checks: tuple[str, ...] = (),
+                  env: dict[str, str] | None = None) -> Started:
     out.mkdir(parents=True)
-    return reframe([*args, "--system", "local:slurm-net", "-r"], out, config=CONFIG,
-                   env={"SLURM_CONF": str(conf), **(env or {})}, checks=checks)
+    return start_reframe([*args, "--system", "local:slurm-net", "-r"], out, config=CONFIG,
+                         env={"SLURM_CONF": str(conf), **(env or {})}, checks=checks)
 
 
 def _affinity(tc: dict) -> dict[int, tuple[str, str]]:
@@ -203,29 +209,30 @@ def _series(conf: Path, out: Path) -> list:
     of each node, one CPU of this host for all of them, where MPICH takes
     minutes; the model of a pair is judged offline (test_checks_offline.py).
     A shutdown that hangs (MPICH's) is stopped after 8 s, not 60
-    (conftest's FINALIZE_TIMEOUT). Two sessions: every transport but
-    :data:`HANGS`, retrying Open MPI's TCP crash once, then :data:`HANGS`
-    without retries.
+    (conftest's FINALIZE_TIMEOUT). Two sessions side by side, Slurm sharing
+    the nodes between their jobs as between one session's: :data:`HANGS`
+    without retries, and every other transport, retrying Open MPI's TCP
+    crash once.
     """
     others = ",".join(t for t in SERIES_TRANSPORTS.split(",") if t != HANGS)
-    runs = []
-    for name, transports, extra in (("series", others, ["--max-retries=1"]),
-                                    ("hangs", HANGS, ["-p", "mpich"])):
-        run = _on_rig(conf, out / name, [
-            *QUICK, *extra,
-            *(x for check in ("RingCheck", "JacobiCheck", "CollectivesCheck")
-              for x in ("-S", f"{check}.transports={transports}",
-                        "-S", f"{check}.max_nodes={NODES}")),
-            "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
-            # the collectives asserted (their spans: the barrier's), and one reduction
-            "-S", "CollectivesCheck.operations=Barrier,Allreduce",
-            "-S", "JacobiCheck.scaling=strong", "-S", "JacobiCheck.global_size=32",
-            "-S", "time_limit=3m",
-            "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
-                  "^JacobiCheck.*mapping=socket.*mode=pure"],
-            ("ring.py", "jacobi.py", "collectives.py"))
+    started = [_start_on_rig(conf, out / name, [
+        *QUICK, *extra,
+        *(x for check in ("RingCheck", "JacobiCheck", "CollectivesCheck")
+          for x in ("-S", f"{check}.transports={transports}",
+                    "-S", f"{check}.max_nodes={NODES}")),
+        "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
+        # the collectives asserted (their spans: the barrier's), and one reduction
+        "-S", "CollectivesCheck.operations=Barrier,Allreduce",
+        "-S", "JacobiCheck.scaling=strong", "-S", "JacobiCheck.global_size=32",
+        "-S", "time_limit=3m",
+        "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
+              "^JacobiCheck.*mapping=socket.*mode=pure"],
+        ("ring.py", "jacobi.py", "collectives.py"))
+        for name, transports, extra in (("hangs", HANGS, ["-p", "mpich"]),
+                                        ("series", others, ["--max-retries=1"]))]
+    runs = [session.wait() for session in started]
+    for run in runs:
         run.assert_retries(OMPI_TCP_CRASH)
-        runs.append(run)
     return runs
 
 

@@ -11,7 +11,8 @@ what it would have dropped is never built.
 
 A class is registered whatever the filters say:
 
-* outside ReFrame's command line (a library, a unit test), and with
+* outside ReFrame's command line (a library, a unit test), before its
+  runtime (the configuration checking ``-S`` values), and with
   ``SENTINEL_REGISTER_ALL=1``;
 * when a filter names a test by hash (``/1a2b``) or variant (``Name@3``),
   which only an instance has, or the session re-parameterises checks (``-P``)
@@ -35,7 +36,7 @@ import reframe as rfm
 from reframe.core.pipeline import RegressionTest
 from reframe.frontend import filters
 
-from sentinel.rfm.generation import session_option_values
+from sentinel.rfm.generation import mode_options, session_option_values
 
 #: Options after which the class-level judgement is not ReFrame's: every class registers.
 _UNJUDGED = ("-P", "--parameterize", "--failed", "--restore-session")
@@ -81,8 +82,14 @@ def variant_display_name(cls: type, num: int) -> str:
 
 
 def _judged() -> bool:
-    """Whether this process is ReFrame's command line, filtering as judged here."""
+    """Whether this process is ReFrame's command line with a runtime, filtering as judged here.
+
+    Before the runtime (the configuration checking ``-S`` values) every class
+    registers: the check wants them all.
+    """
     if Path(sys.argv[0]).name != "reframe" or os.environ.get("SENTINEL_REGISTER_ALL") == "1":
+        return False
+    if mode_options() is None:
         return False
     return not any(a == opt or a.startswith(f"{opt}=") for a in sys.argv[1:] for opt in _UNJUDGED)
 
