@@ -74,3 +74,10 @@ def test_outside_reframes_command_line_or_when_asked_every_class_registers(monke
     monkeypatch.setattr(sys, "argv", ["reframe", "-n", "RingCheck"])
     monkeypatch.setenv("SENTINEL_REGISTER_ALL", "1")
     assert all(selection.selectable(cls) for cls in classes.values())
+
+
+def test_before_reframes_runtime_every_class_registers(monkeypatch, classes):
+    # the configuration checks -S values against every class before the runtime exists
+    monkeypatch.setattr(sys, "argv", ["reframe", "-n", "RingCheck", "-S", "laps=2"])
+    monkeypatch.setattr(selection, "mode_options", lambda: None)
+    assert all(selection.selectable(cls) for cls in classes.values())
