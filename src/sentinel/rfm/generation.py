@@ -80,16 +80,6 @@ def mode_options() -> list[str] | None:
     return [word for arg in options or [] for word in shlex.split(osext.expandvars(arg))]
 
 
-def session_option_values(short: str, long: str) -> list[str]:
-    """Every value of a list option in the session: the mode's, then the command line's.
-
-    ReFrame appends the command line's values of such an option (``-n``,
-    ``-S``, ``-t``) to the mode's.
-    """
-    return [*option_values(mode_options() or [], short, long),
-            *option_values(sys.argv, short, long)]
-
-
 def transport_label(key: str) -> str:
     """``ob1-tcp`` for a transport, ``openmpi-all`` for a packed job."""
     family, name = key.split("/", 1)

@@ -36,7 +36,8 @@ import reframe as rfm
 from reframe.core.pipeline import RegressionTest
 from reframe.frontend import filters
 
-from sentinel.rfm.generation import mode_options, session_option_values
+from sentinel.rfm.cmdline import option_values
+from sentinel.rfm.generation import mode_options
 
 #: Options after which the class-level judgement is not ReFrame's: every class registers.
 _UNJUDGED = ("-P", "--parameterize", "--failed", "--restore-session")
@@ -52,14 +53,13 @@ def simple_test(cls: type) -> type:
 
 def selectable(cls: type) -> bool:
     """Whether the session's name and tag filters keep at least one variant of ``cls``."""
-    if not _judged() or getattr(cls, "dependency_of", ()):
+    found = _session_filters()
+    if found is None or getattr(cls, "dependency_of", ()):
         return True
-    names = session_option_values("-n", "--name")
-    excluded = session_option_values("-x", "--exclude")
+    names, excluded, tags, untags = found
     if any(_by_instance(p) for p in names):
         return True
-    if not _tags_keep(set(cls.tags), session_option_values("-t", "--tag"),
-                      session_option_values("-T", "--exclude-tag")):
+    if not _tags_keep(set(cls.tags), tags, untags):
         return False
     keep = filters.have_any_name(names) if names else None
     drop = [filters.have_not_name(p) for p in excluded if not _by_instance(p)]
@@ -81,17 +81,25 @@ def variant_display_name(cls: type, num: int) -> str:
     return RegressionTest.display_name.fget(bare)
 
 
-def _judged() -> bool:
-    """Whether this process is ReFrame's command line with a runtime, filtering as judged here.
+def _session_filters() -> tuple[list[str], ...] | None:
+    """The session's ``-n``, ``-x``, ``-t`` and ``-T`` values; None where they are not judged here.
 
-    Before the runtime (the configuration checking ``-S`` values) every class
-    registers: the check wants them all.
+    ReFrame appends the command line's values of these options to the mode's.
+
+    Not judged: outside ReFrame's command line, with ``SENTINEL_REGISTER_ALL=1``,
+    after an option of :data:`_UNJUDGED`, and before the runtime (the
+    configuration checking ``-S`` values wants every class).
     """
     if Path(sys.argv[0]).name != "reframe" or os.environ.get("SENTINEL_REGISTER_ALL") == "1":
-        return False
-    if mode_options() is None:
-        return False
-    return not any(a == opt or a.startswith(f"{opt}=") for a in sys.argv[1:] for opt in _UNJUDGED)
+        return None
+    if any(a == opt or a.startswith(f"{opt}=") for a in sys.argv[1:] for opt in _UNJUDGED):
+        return None
+    mode = mode_options()
+    if mode is None:
+        return None
+    return tuple([*option_values(mode, short, long), *option_values(sys.argv, short, long)]
+                 for short, long in (("-n", "--name"), ("-x", "--exclude"), ("-t", "--tag"),
+                                     ("-T", "--exclude-tag")))
 
 
 def _by_instance(pattern: str) -> bool:
