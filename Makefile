@@ -57,8 +57,12 @@ $(IMPI_VENV)/.installed: | boot
 # ReFrame exits 0 and writes no run report when the selection matches no test
 # case (Ran 0/0): here that is an error, with the reason.
 OUTPUT_DIR := $(or $(SENTINEL_OUTPUT),.)
+# The bands are learnt from the runs stored so far first (sentinel baseline), as
+# the nightly's command does: the first runs are provisional. A stored session it
+# cannot read is named, and the run goes on.
 run: setup
 	@mkdir -p $(OUTPUT_DIR)/reports && touch $(OUTPUT_DIR)/reports/.run-start
+	-$(VENV)/bin/sentinel baseline
 	$(VENV)/bin/reframe -C config/settings.py -c checks --mode $(MODE) -r; \
 	  status=$$?; \
 	  if [ -z "$$(find $(OUTPUT_DIR)/reports -maxdepth 1 -name 'run-report-*.json' \

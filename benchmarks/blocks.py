@@ -81,8 +81,8 @@ def _named(values: list[float]) -> tuple[list[int], list[int]]:
     Its defaults: p <= 0.01, and a shift of at least 10 %.
     """
     points = [changes.Point(str(i), float(i * 86400), v) for i, v in enumerate(values)]
-    found = changes._of_series(("", "", "", ""), points, {}, {},  # noqa: SLF001
-                               changes.PVALUE, changes.PERMUTATIONS, changes.MIN_SHIFT)
+    found = changes.of_series(("", "", "", ""), points, {}, {},
+                              changes.PVALUE, changes.PERMUTATIONS, changes.MIN_SHIFT)
     return ([int(c.after.session) for c in found if not c.block],
             [int(c.after.session) for c in found if c.block])
 

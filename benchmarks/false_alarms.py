@@ -1,78 +1,239 @@
 #!/usr/bin/env python3
-r"""False-alarm rate of calibrated references on an unchanged system (run by hand).
+r"""The false-alarm budget of the nightly, and what it still catches (run by hand).
 
-Runs a selection ``--runs`` times and calibrates from them exactly as
-``sentinel calibrate`` does (median, band from k * 1.4826 * MAD of ln(runs)),
-then runs it ``--repeats`` more times unchanged and prints, per floor, how
-many calibrated variables fell outside their band: the false alarms of a
-nightly run without retries.
+Reads the unchanged sessions this project captured on its development
+machine (``tests/data/nights``: every check family of the quick mode, several
+transports of each MPI, spread over hours; each session of the point-to-point,
+matching and ring checks measured again right after it, as a retry does) and
+replays them night by night through the suite's own decisions: the learnt
+baseline of each judged variable and of the host probe
+(:func:`sentinel.results.baseline.learn.learn`: window, burn-in, spread,
+floor, change points), a test case judged on its headline variables, a
+failure measured again before it is called (the retry judges the values that
+were outside alone, and its probe waits for a quiet node: the next captured
+measurement whose host probe is within its bands, of the next three), named
+as the host's when that last measurement's own probe is outside its band.
+For the defaults, for the defaults without the retry, for the suite as it
+was before (every captured variable with a direction judged, a single
+measurement) and, with ``--grid``, for other settings of the baseline, it
+prints
 
-    .venv/bin/python benchmarks/false_alarms.py --partition local:cpu --repeats 10 \\
-        --checks checks/pt2pt.py --variables 'latency_8B|bw_peak|bibw_peak' \\
-        -- --mode quick -S Pt2ptCheck.modes=standard -n 'Pt2ptCheck.*mapping=core'
+* per check family: the nights judged, first measurements outside a band,
+  failures confirmed by the retry, and how many of them the report named as
+  the host's;
+* the expected false failures of one unchanged night of the example big site
+  (``tests/config/big_site.py``: the measuring test cases of its nightly,
+  from a ReFrame dry run, each at its family's rate; a family captured here
+  in no session takes the rate of all families), with the 95 % upper bound
+  the captured nights allow (Clopper-Pearson, summed);
+* the chance that a regression of one transport (every judged value of its
+  test cases ``--factors`` worse: 1.25, 2) is named the night it begins, and
+  within 3 nights, over every night it could have begun on.
+
+``--write-docs`` puts the table into ``docs/detection.md``.
+
+    .venv/bin/python benchmarks/false_alarms.py [--grid] [--cases DRY_RUN_REPORT] [--write-docs]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
+import os
+import re
+import subprocess
 import sys
 import tempfile
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
-from sentinel.errors import SentinelError
-from sentinel.results import calibrate
-from sentinel.results.cli import _run_selection
+from scipy.stats import beta
+
+from sentinel.analysis.baseline import Settings
+from sentinel.results.verdicts import last_attempts
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the captured nights' reader, run as a script
+from tests.cluster import nights  # noqa: E402
+from tests.cluster.replay import Tally, replay  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "nights" / "unchanged.json.gz"
+DOCS = ROOT / "docs" / "detection.md"
+BEGIN, END = "<!-- false_alarms.py: begin -->", "<!-- false_alarms.py: end -->"
+#: The settings replayed: (baseline settings, retries, every variable judged). The
+#: defaults first; then as the suite was before (every variable with a band, a
+#: single measurement); then, with --grid, the others compared.
+GRID = [(Settings(), 1, False), (Settings(), 0, False), (Settings(), 0, True),
+        (replace(Settings(), k=4.0), 1, False), (replace(Settings(), k=6.0), 1, False),
+        (replace(Settings(), floor=0.10), 1, False), (replace(Settings(), floor=0.15), 1, False),
+        (replace(Settings(), floor=0.30), 1, False), (replace(Settings(), window=20), 1, False),
+        (replace(Settings(), min_sessions=10), 1, False)]
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--partition", required=True, help="system:partition")
-    p.add_argument("--runs", type=int, default=5, help="calibration runs (default 5)")
-    p.add_argument("--repeats", type=int, default=10, help="unchanged runs (default 10)")
-    p.add_argument("--k", type=float, default=calibrate.DEFAULT_K)
-    p.add_argument("--floors", default="0.10,0.20,0.30", help="floors to evaluate")
-    p.add_argument("--variables", default="", help="regular expression of variables")
-    p.add_argument("--checks", type=Path, action="append", default=None)
-    p.add_argument("--config", type=Path, default=None)
-    p.add_argument("selection", nargs=argparse.REMAINDER, help="after --: reframe options")
+    p.add_argument("--data", type=Path, default=DATA, help="the captured nights")
+    p.add_argument("--cases", type=Path, default=None,
+                   help="the run report of a dry run of big_site's nightly (default: run one)")
+    p.add_argument("--grid", action="store_true", help="compare the settings of GRID too")
+    p.add_argument("--factors", default="1.25,2", help="regressions injected (default 1.25,2)")
+    p.add_argument("--write-docs", action="store_true", help="write the table into "
+                   "docs/detection.md")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     return p
 
 
-def _runs(args: argparse.Namespace, count: int) -> dict[calibrate.Key, calibrate.Series]:
-    with tempfile.TemporaryDirectory(prefix="sentinel-false-alarms-") as tmp:
-        args.runs = count
-        return calibrate.collect(_run_selection(args, Path(tmp)))
+def _family_tallies(series: list[nights.Series], settings: Settings, retries: int,
+                    every: bool, factors: tuple[float, ...], jobs: int) -> dict[str, Tally]:
+    n = len(series)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        done = list(pool.map(replay, series, [settings] * n, [retries] * n, [factors] * n,
+                             [every] * n))
+    out: dict[str, Tally] = defaultdict(Tally)
+    for s, t in zip(series, done):
+        out[s.check].add(t)
+    return dict(out)
+
+
+# -- the big site ---------------------------------------------------------------------------
+
+def big_site_cases(path: Path | None) -> Counter:
+    """The measuring test cases of big_site's nightly, per check (a dry run's report)."""
+    if path is None:
+        with tempfile.TemporaryDirectory(prefix="sentinel-fa-") as tmp:
+            path = Path(tmp) / "dry-run.json"
+            subprocess.run([str(Path(sys.executable).parent / "reframe"), "--nocolor",
+                            "-C", str(ROOT / "config" / "settings.py"), "-C",
+                            str(ROOT / "tests" / "config" / "big_site.py"), "--system",
+                            "big_site", "-c", str(ROOT / "checks"), "--mode", "nightly",
+                            "--dry-run", "--prefix", tmp, "--report-file", str(path)],
+                           capture_output=True, env={**os.environ, "SENTINEL_OUTPUT": tmp},
+                           check=False)
+            return _measuring(json.loads(path.read_text()))
+    return _measuring(json.loads(path.read_text()))
+
+
+def _measuring(report: dict) -> Counter:
+    found: Counter = Counter()
+    for tc in last_attempts(report):
+        check = tc["name"].split()[0]
+        if tc["result"] == "skip" or not re.search(r"Check$", check) \
+                or str(tc.get("transport", "")).endswith("-all"):
+            continue
+        found[check] += 1
+    return found
+
+
+def _family(check: str) -> str:
+    """The captured family a big-site check's test cases take their rate from."""
+    return re.sub(r"(Source|Spack)Check$", "Check", check)
+
+
+def _upper(k: int, n: int) -> float:
+    """Clopper-Pearson 95 % upper bound of a rate of k in n."""
+    return 1.0 if n == 0 else float(beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+
+
+def expected(tallies: dict[str, Tally], site: Counter) -> tuple[float, float, list[str]]:
+    """False failures of one unchanged big-site night: expected, 95 % bound, the sums."""
+    pooled = Tally()
+    for t in tallies.values():
+        pooled.add(t)
+    total = bound = 0.0
+    lines = []
+    for check, count in sorted(site.items()):
+        t = tallies.get(_family(check))
+        taken = t if t is not None and t.nights else pooled
+        rate = taken.failed / taken.nights if taken.nights else 0.0
+        up = _upper(taken.failed, taken.nights)
+        total += count * rate
+        bound += count * up
+        lines.append(f"{check}: {count} test cases x {rate:.4f} (<= {up:.4f}) "
+                     + ("" if taken is t else "(no captured family: all families' rate)"))
+    return total, bound, lines
+
+
+# -- output -------------------------------------------------------------------------------
+
+def _rates(t: Tally, factor: float) -> tuple[str, str]:
+    hits = t.named.get(factor, [])
+    if not hits:
+        return "-", "-"
+    return (f"{100 * sum(h[0] for h in hits) / len(hits):.0f} %",
+            f"{100 * sum(h[1] for h in hits) / len(hits):.0f} %")
+
+
+def table(tallies: dict[str, Tally], factors: tuple[float, ...]) -> list[str]:
+    """A Markdown table: per family, the replay's counts and the regressions named."""
+    head = ["family", "test cases", "nights judged", "first outside a band",
+            "failures (confirmed)", "named as the host's", "not said (no retry captured)"]
+    for f in factors:
+        head += [f"x{f:g} named that night", f"x{f:g} within 3 nights"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    pooled = Tally()
+    for check, t in sorted(tallies.items()):
+        pooled.add(t)
+        lines.append(_row(check, t, factors))
+    lines.append(_row("all", pooled, factors))
+    return lines
+
+
+def _row(name: str, t: Tally, factors: tuple[float, ...]) -> str:
+    cells = [name, str(t.cases), str(t.nights), str(t.out), str(t.failed), str(t.host),
+             str(t.unsaid)]
+    for f in factors:
+        cells += list(_rates(t, f))
+    return "| " + " | ".join(cells) + " |"
+
+
+def _describe(settings: Settings, retries: int, every: bool) -> str:
+    return ("every captured variable judged (the suite before), " if every else
+            "the headline variables judged, ") + (
+        f"window {settings.window}, burn-in {settings.min_sessions} sessions, "
+        f"k {settings.k:g}, floor {settings.floor:g}, "
+        + ("a failure measured again before it is called" if retries else "no retry"))
 
 
 def main() -> int:
-    """Calibrate, repeat unchanged, print the out-of-band counts per floor."""
+    """Replay the captured nights under each setting; print the tables and the big site."""
     args = _parser().parse_args()
-    runs, repeats = args.runs, args.repeats
-    try:
-        base = _runs(args, runs)
-        later = _runs(args, repeats)
-    except SentinelError as err:
-        print(f"false_alarms: {err}", file=sys.stderr)
-        return 1
-    for floor in (float(f) for f in args.floors.split(",")):
-        refs, _ = calibrate.references(base, runs, args.k, floor, args.variables)
-        alarms, total = [], 0
-        for key, (median, lower, upper, _) in refs.items():
-            for value in later.get(key, calibrate.Series("", [])).values:
-                total += 1
-                if not median * (1 + lower) <= value <= median * (1 + upper):
-                    alarms.append(f"{key.variable} {'/'.join(key.index_values[2:])} "
-                                  f"{value:g} vs {median:g} {100 * lower:+.0f}/"
-                                  f"{100 * upper:+.0f} %")
-        print(f"floor {floor:.2f}: {len(alarms)} of {total} values out of band "
-              f"({100 * len(alarms) / max(total, 1):.1f} %) over {repeats} unchanged runs")
-        for alarm in alarms:
-            print(f"    {alarm}")
-    spreads = [100 * calibrate.spread(s.values) for s in base.values() if min(s.values) > 0]
-    print(f"calibration: {len(base)} variables, median spread (1.4826 MAD of ln) "
-          f"{statistics.median(spreads):.1f} %")
+    factors = tuple(float(f) for f in args.factors.split(","))
+    series = nights.captured(args.data)
+    site = big_site_cases(args.cases)
+    # the captured sessions are minutes apart: the burn-in's hours are not asked of them
+    variants = GRID if args.grid else GRID[:3]
+    out = []
+    for settings, retries, every in variants:
+        replayed = replace(settings, min_span_h=0.0)
+        tallies = _family_tallies(series, replayed, retries, every, factors, args.jobs)
+        total, bound, sums = expected(tallies, site)
+        out += [f"### {_describe(settings, retries, every)}", "",
+                *table(tallies, factors), "",
+                f"Expected false failures of one unchanged night of the big site "
+                f"({sum(site.values())} measuring test cases): **{total:.2f}** "
+                f"(95 % upper bound the captured nights allow: {bound:.1f})", ""]
+        print("\n".join(out[-len(tallies) - 7:]))
+        for line in sums:
+            print(f"    {line}")
+        print(flush=True)
+    if args.write_docs:
+        _write_docs(out, series, site)
     return 0
+
+
+def _write_docs(lines: list[str], series: list[nights.Series], site: Counter) -> None:
+    text = DOCS.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{DOCS}: no {BEGIN} ... {END} markers to write between")
+    sessions = {m.session for s in series for m in s.nights}
+    body = [BEGIN, "", f"Replayed: {len(series)} test cases over {len(sessions)} captured "
+            f"nights (`tests/data/nights`); the big site's nightly: {sum(site.values())} "
+            "measuring test cases. Regenerated by `benchmarks/false_alarms.py --grid "
+            "--write-docs`.", "", *lines, END]
+    head, rest = text.split(BEGIN, 1)
+    DOCS.write_text(head + "\n".join(body) + rest.split(END, 1)[1])
 
 
 if __name__ == "__main__":

@@ -127,13 +127,24 @@ def _nightly_report() -> list[str]:
               "median of the last 7 nights", file=sys.stderr)
     return []
 
+
+def _marked(mode: str) -> list[str]:
+    """Each mode marks its sessions, and its test cases learn bands from those alone.
+
+    The report compares a session with the one before it of the same mode,
+    and ``sentinel baseline`` learns each test case's bands from the
+    sessions of the mode it runs in (a quick run's values are not a night's).
+    """
+    return [f"--session-extras=mode={mode}", "-S", f"history_mode={mode}"]
+
+
 modes = [
     # Smoke run on a small machine (make run, CI): the suite's own benchmarks
     # and IMB; OSU (one test per benchmark) runs in nightly and acceptance.
-    # Marked, so that the report compares a quick run with the quick run before it.
+    # A value outside its band is measured again before its test case fails.
     {"name": "quick", "options": ["--tag", "nightly", "--exclude-tag", "osu",
-                                "--exclude-tag", "source", "--session-extras=mode=quick",
-                                *QUICK]},
+                                "--exclude-tag", "source", *_marked("quick"),
+                                "--max-retries=1", *QUICK]},
     # What a site runs every night: seed parameters, short message sizes. A
     # failed test is retried once (a transient slowdown does not repeat, a
     # regression does); the session is marked for comparisons with past
@@ -141,7 +152,7 @@ modes = [
     {"name": "nightly", "options": [
         "--tag", "nightly",
         "--max-retries=1",
-        "--session-extras=mode=nightly",
+        *_marked("nightly"),
         # pt2pt and matching on every transport and mapping every night; the
         # expensive sweeps (threads, Jacobi series, OSU, IMB) each within a week.
         "-S", "rotation=7",
@@ -180,7 +191,9 @@ modes = [
         # (ReFrame splits a mode's options like a shell: no backslash, no space)
         "-n", "^(MatchingCheck|Pt2ptCheck|BarrierSplitCheck)[^A-Za-z].*%mapping=core([^a-z]|$)",
         "-x", "^BarrierSplitCheck.*%mode=(funnelled|multiple)",
-        "-S", "each_node=true", "-S", "pack_transports=true",
+        "-S", "each_node=true", "-S", "pack_transports=true", *_marked("vet"),
+        # a node outside its bands is measured again before it is named
+        "--max-retries=1",
         # Seconds a launch on a node, a subset of the nightly's sizes (their
         # bands apply): a launch still running at 30 s is itself a finding.
         "-S", "subset_of_references=true", "-S", "time_limit=30s",
@@ -192,7 +205,7 @@ modes = [
     # measures besides the vet mode): the slow nodes and links of a partition.
     {"name": "sweep", "options": [
         "-n", "^FabricCheck[^A-Za-z].*%mapping=node.*%mode=pairs",
-        "-S", "FabricCheck.rounds=neighbours",
+        "-S", "FabricCheck.rounds=neighbours", *_marked("sweep"),
         # a neighbours sweep measures for seconds (as in the nightly)
         "-S", "FabricCheck.time_limit=2m",
     ]},
@@ -201,7 +214,7 @@ modes = [
     # ping-pong to 64 B over each transport, verified and judged against the
     # partition's bands, and the host probe.
     {"name": "health", "options": [
-        "-n", "^Pt2ptCheck[^A-Za-z].*%mapping=core([^a-z]|$)",
+        "-n", "^Pt2ptCheck[^A-Za-z].*%mapping=core([^a-z]|$)", *_marked("health"),
         "-S", "subset_of_references=true", "-S", "time_limit=20s",
         "-S", "Pt2ptCheck.max_size=64", "-S", "Pt2ptCheck.modes=standard",
         "-S", "Pt2ptCheck.iterations=1000", "-S", "Pt2ptCheck.windows=10",
@@ -215,6 +228,8 @@ modes = [
     # study's Jacobi size).
     {"name": "acceptance", "options": [
         "--tag", "acceptance", "-S", "require_partition_reference=true",
+        # a requirement outside its band is measured again before it fails
+        "--max-retries=1", *_marked("acceptance"),
         "-S", "pack_transports=true",
         "-S", "ImbCheck.msglog=28",
         "-S", "MatchingCheck.batches=fixed",

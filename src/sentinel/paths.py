@@ -53,6 +53,16 @@ def results_db() -> Path:
     return Path(override) if override else output_dir() / "var" / "results.db"
 
 
+def baselines_dir(db: Path | None = None) -> Path:
+    """The learnt baselines (``sentinel baseline``): ``$SENTINEL_BASELINES`` or beside ``db``.
+
+    Beside the results database (``<its folder>/baselines``, by default
+    :func:`results_db`'s): a shared database has its baselines with it.
+    """
+    override = os.environ.get("SENTINEL_BASELINES")
+    return Path(override) if override else (db or results_db()).parent / "baselines"
+
+
 def reframe_command() -> str:
     """The ``reframe`` installed beside this Python (the venv's), else the one on PATH."""
     exe = Path(sys.executable).parent / "reframe"

@@ -53,11 +53,20 @@ def namespace(name: str, rate: str | None = None) -> Iterator[list[str]]:
         inside = ["ip", "netns", "exec", name]
         _run([*inside, "ip", "link", "set", "lo", "up"])
         if rate:
-            _run([*inside, "tc", "qdisc", "add", "dev", "lo", "root", "tbf",
-                  "rate", rate, "burst", "256kb", "latency", "100ms"])
+            limit(inside, rate)
         yield inside
     finally:
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def limit(inside: list[str], rate: str) -> None:
+    """Put the loopback of the namespace ``inside`` runs in behind a ``tbf`` limit of ``rate``.
+
+    The same filter as :func:`namespace` adds (a 256 KiB burst), on a
+    namespace that already runs: its sessions before and after share it.
+    """
+    _run([*inside, "tc", "qdisc", "add", "dev", "lo", "root", "tbf",
+          "rate", rate, "burst", "256kb", "latency", "100ms"])
 
 
 @contextmanager

@@ -21,6 +21,11 @@ def _stage_file(case: dict, name: str) -> str:
     return (Path(case["stagedir"]) / name).read_text()
 
 
+def _launch(job: list[str]) -> str:
+    """The job script's last launch: the benchmark's (the host probe runs before and after)."""
+    return [line for line in job if line.startswith("mpirun ")][-1]
+
+
 @pytest.fixture(scope="module")
 def gpu_site(tmp_path_factory) -> Run:
     out = tmp_path_factory.mktemp("gpu_site")
@@ -37,9 +42,9 @@ def test_device_buffers_are_built_with_cuda_and_asked_for_on_the_gpu_partition(g
     assert {tc["partition"] for tc in cases.values()} == {"gpu"}  # THIN has no +gpu
     job = _stage_file(cases["device"], "rfm_job.sh").splitlines()
     assert "#PBS -q dssc_gpu" in job
-    launch = [line for line in job if line.startswith("mpirun ")][-1]
-    assert launch.endswith(" --buffers device")
-    assert _stage_file(cases["host"], "rfm_job.sh").splitlines()[-1].endswith(" --buffers host")
+    assert _launch(job).endswith(" --buffers device")
+    assert _launch(_stage_file(cases["host"], "rfm_job.sh").splitlines()).endswith(
+        " --buffers host")
     # UCX gets its CUDA memory transports where the buffers are on the device, only there
     assert "export UCX_TLS=rc,self,cuda_copy,cuda_ipc" in job
     assert "export UCX_TLS=rc,self\n" in _stage_file(cases["host"], "rfm_job.sh")
@@ -89,8 +94,7 @@ def test_osu_runs_with_device_buffers_on_either_side(tmp_path):
     assert set(cases) == {"device", "host-device", "device-host"}
     for buffers, (rank0, rank1) in {"device": "DD", "host-device": "HD",
                                     "device-host": "DH"}.items():
-        script = _stage_file(cases[buffers], "rfm_job.sh")
-        launch = script.splitlines()[-1]
+        launch = _launch(_stage_file(cases[buffers], "rfm_job.sh").splitlines())
         assert launch.endswith(f"/apps/osu-cuda/osu_latency -d cuda {rank0} {rank1}"), launch
         assert cases[buffers]["reference_index_values"] == \
             f"gpu_site:gpu/openmpi/ucx-rc/node/osu_latency/{buffers}"

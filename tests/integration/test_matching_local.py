@@ -45,7 +45,7 @@ def test_transport_runs_verified_with_matching_time(quick_matrix, family, transp
     assert set(models.values()) <= {"shared", "per-communicator",
                                     "no per-message search cost", "inconclusive"}
     assert all(tc["queue_evidence"][q].startswith(f"{m}: tag M ") for q, m in models.items())
-    assert tc["reference_status"].startswith("no reference:")
+    assert tc["reference_status"].startswith("no reference file: ")
 
 
 def test_impossible_mappings_skip_with_their_reason(quick_matrix):

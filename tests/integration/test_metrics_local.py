@@ -96,7 +96,7 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
     assert {c.transport for c in session} == {"ob1-vader"}, run.output[-3000:]
     headline = [(c, v) for c in session for v in c.variables.values()
                 if v.headline and v.value is not None]
-    assert len(headline) >= 4
+    assert len(headline) >= 2  # latency_8B and bw_peak of ob1-vader
     for c, v in headline:
         suffix, factor = base_unit(v.decl.unit)
         got = _one(monitoring.query(f'mpi_sentinel_value_{suffix}{{transport="{c.transport}",'

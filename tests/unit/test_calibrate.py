@@ -40,19 +40,23 @@ def test_median_and_robust_tolerance_ignore_one_outlier_run():
     assert notes == []
     by_var = {k.variable: v for k, v in refs.items()}
     # latency: median 0.20, MAD of ln = ln(0.21 / 0.20) = 0.0488 -> s = 0.0723,
-    # k s = 0.362: lower 1 - exp(-0.362) = 0.303, upper exp(0.362) - 1 = 0.436
-    assert by_var["latency_8B"] == [0.2, -0.303, 0.436, "us"]
-    # bandwidth: s = 1.4826 * ln(10100 / 10050) = 0.0074, 5 s below the 10 % floor
-    assert by_var["bw_peak"] == [10050.0, -0.1, 0.1, "MB/s"]
+    # k s = 0.362: upper exp(0.362) - 1 = 0.436; a faster run is not a failure (null)
+    assert by_var["latency_8B"] == [0.2, None, 0.436, "us"]
+    # bandwidth: s = 1.4826 * ln(10100 / 10050) = 0.0074, 5 s below the 10 % floor; the
+    # lowest run but one (10000, 0.5 % below the median) less the floor's 10 %: -0.104
+    assert by_var["bw_peak"] == [10050.0, -0.104, None, "MB/s"]
 
 
 def test_band_floor_k_and_spread():
-    assert calibrate.band([1.0, 1.0, 1.0]) == (-calibrate.DEFAULT_FLOOR, calibrate.DEFAULT_FLOOR)
+    assert calibrate.band([1.0, 1.0, 1.0]) == pytest.approx(
+        (-calibrate.DEFAULT_FLOOR, calibrate.DEFAULT_FLOOR))
     assert calibrate.spread([1.0, 1.1, 1 / 1.1]) == pytest.approx(1.4826 * math.log(1.1))
-    lower, upper = calibrate.band([1.0, 1.1, 1 / 1.1], k=1, floor=0.0)
+    lower, upper = calibrate.band([1.0, 1.1, 1 / 1.1], k=3, floor=0.0)
     # the same ratio either way: a value at median / f and one at median * f are both edges
     assert (1 + lower) * (1 + upper) == pytest.approx(1.0)
-    assert upper == pytest.approx(1.1 ** 1.4826 - 1)
+    assert upper == pytest.approx(1.1 ** (3 * 1.4826) - 1)
+    # where the spread is narrower, the worst run with a 10 % margin is the edge
+    assert calibrate.band([1.0, 1.1, 1 / 1.1], k=1, floor=0.0)[1] == pytest.approx(0.21)
 
 
 def test_failed_test_in_a_calibration_run_is_an_error():
@@ -86,7 +90,7 @@ def test_merge_replaces_only_the_calibrated_partition():
     pt = merged["Pt2ptCheck"]
     assert pt["local:slurm-two"] == existing["Pt2ptCheck"]["local:slurm-two"]
     assert pt["local:cpu"] == {"openmpi": {"ob1-vader": {"core": {
-        "bw_peak": [10050.0, -0.1, 0.1, "MB/s"], "latency_8B": [0.2, -0.303, 0.436, "us"]}}}}
+        "bw_peak": [10050.0, -0.104, None, "MB/s"], "latency_8B": [0.2, None, 0.436, "us"]}}}}
     text = calibrate.render(merged)
     assert yaml.safe_load(text) == merged  # the file reads back as written
 
@@ -120,7 +124,7 @@ def test_a_noisy_bandwidth_keeps_a_lower_bound_above_zero():
     refs, notes = calibrate.references(
         calibrate.collect(_reports([(1.0, bw) for bw in runs])), runs=7, variables="bw_peak")
     median, lower, upper, _ = next(iter(refs.values()))
-    assert median == 4580.6 and lower == -0.73 and upper == 2.71
+    assert median == 4580.6 and lower == -0.73 and upper is None
     assert median * (1 + lower) > 250  # a 2 Gbit/s limit (250 MB/s) fails
     assert notes == ["Pt2ptCheck local:cpu/openmpi/ob1-vader/core bw_peak: band -73/+271 % "
                      "would not catch a halving (runs 3966 4697.6 3838.1 4580.6 3539.2 5772.5 "
@@ -151,7 +155,7 @@ def test_summary_shows_the_runs_behind_each_band():
     refs, _ = calibrate.references(series, runs=5)
     lines = calibrate.summary(series, refs)
     assert ("Pt2ptCheck local:cpu/openmpi/ob1-vader/core latency_8B (lower is better): "
-            "median 0.2 us, spread 7.2 %, band -30.3/+43.6 %, runs 0.2 0.21 0.19 0.2 0.35") in lines
+            "median 0.2 us, spread 7.2 %, band open/+43.6 %, runs 0.2 0.21 0.19 0.2 0.35") in lines
     assert len(lines) == 2
 
 
@@ -169,9 +173,9 @@ def test_floor_per_variable_first_match_wins():
     floor = calibrate.floors(["0.2", "openmpi/ob1-vader/.*_peak=0.5", "bw_.*=0.3"])
     refs, _ = calibrate.references(calibrate.collect(_reports(RUNS)), runs=5, floor=floor)
     by_var = {k.variable: v for k, v in refs.items()}
-    assert by_var["bw_peak"][1:3] == [-0.5, 0.5]  # the path pattern, listed first
-    # latency's own band (-0.303/+0.436) is wider than the default floor of 0.2
-    assert by_var["latency_8B"][1:3] == [-0.303, 0.436]
+    assert by_var["bw_peak"][1:3] == [-0.5, None]  # the path pattern, listed first
+    # latency's own band (+0.436) is wider than the default floor of 0.2
+    assert by_var["latency_8B"][1:3] == [None, 0.436]
     assert calibrate.floors([]).of(next(iter(refs))) == calibrate.DEFAULT_FLOOR
 
 
@@ -226,8 +230,32 @@ def test_runs_back_to_back_are_said_to_sample_minutes_not_nights():
         return (f"run+{offset_s:g}", report)
 
     minutes = calibrate.time_span_note([at(0), at(90), at(200)])
-    assert minutes.startswith("the 3 runs span 3 minute(s), not nights: ")
-    assert "--from-reports" in minutes
+    assert minutes.startswith("provisional: the 3 runs span 3 minute(s), not nights: ")
+    assert "--from-reports" in minutes and "'sentinel baseline'" in minutes
     # three nights apart (or a single run): nothing to say
     assert calibrate.time_span_note([at(0), at(86400), at(2 * 86400)]) == ""
     assert calibrate.time_span_note([at(0)]) == ""
+
+
+def _judging(judged: list[str] | None) -> list[tuple[str, dict]]:
+    reports = _reports(RUNS)
+    for _, report in reports:
+        tc = report["runs"][0]["testcases"][0]
+        tc["perfvalues"]["local:cpu:bibw_peak"] = [2e4, 0, None, None, "MB/s", "pass"]
+        tc["perfvalues"]["local:cpu:host_copy_bw"] = [9.0, 0, None, None, "GB/s", "pass"]
+        if judged is not None:
+            tc["judged_variables"] = judged
+    return reports
+
+
+def test_only_what_the_test_cases_judged_is_calibrated_with_the_host_probe():
+    # what each test case recorded as judged (a site's setting), and the probe
+    series = calibrate.collect(_judging(["bw_peak"]), judged_only=True)
+    assert sorted(k.variable for k in series) == ["bw_peak", "host_copy_bw"]
+    # a report of an older suite: the check's headline variables
+    series = calibrate.collect(_judging(None), judged_only=True)
+    assert sorted(k.variable for k in series) == ["bw_peak", "host_copy_bw", "latency_8B"]
+    # --variables: every variable, as before
+    series = calibrate.collect(_judging(["bw_peak"]))
+    assert sorted(k.variable for k in series) == ["bibw_peak", "bw_peak", "host_copy_bw",
+                                                  "latency_8B"]

@@ -41,7 +41,11 @@ HEAD = "MatchingCheck:\n  $index: [$partition, $environ, transport_name, mapping
      ":7: MatchingCheck has no performance variable 'latency'"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
      "          match_time_tag: [0, null, null, ns]\n",
-     ":7: match_time_tag: value and both bounds must be numbers"),
+     ":7: match_time_tag: the value and the bound on the worse side (upper) must be numbers"),
+    # a time with an open upper bound could never fail; its lower bound may be open
+    ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
+     "          match_time_tag: [3.0, -0.1, null, ns]\n",
+     ":7: match_time_tag: the value and the bound on the worse side (upper) must be numbers"),
     ("  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
      "          match_time_tag: [1.0e9, -0.1, 0.5, ns]\n",
      ":7: match_time_tag: '1.0e9' is text to YAML: write exponents with a sign"),
@@ -83,3 +87,13 @@ def test_osu_references_have_a_benchmark_level(tmp_path, systems):
             "          osu_bw:\n            bw_peak: [6000, -0.2, 1.0, MB/s]\n")
     errors = validate_file(write(tmp_path, body), systems)
     assert len(errors) == 1 and ":9: OsuCheck: unknown benchmark 'osu_ping'" in errors[0]
+
+
+def test_the_better_side_may_be_open(tmp_path, systems):
+    # what sentinel calibrate writes: a rate's upper bound and a time's lower bound open
+    path = tmp_path / "example_cluster.yaml"
+    path.write_text("MatchingCheck:\n  $index: [$partition, $environ, transport_name, mapping]\n"
+                    "  example_cluster:thin:\n    openmpi:\n      ucx-sm:\n        core:\n"
+                    "          match_time_tag: [3.0, null, 0.2, ns]\n"
+                    "          host_copy_bw: [9.0, -0.3, null, GB/s]\n")
+    assert validate_file(path, systems) == []

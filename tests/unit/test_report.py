@@ -190,7 +190,7 @@ def test_trends_need_two_sessions_and_follow_the_headline_variables():
     second = (dict(report["session_info"], time_start_unix=1.7e9 + 86400), cases_of(report, "b"))
     titles = [t for t, uri in trends.draw([first, second]) if uri.startswith("data:image/png")]
     # a figure per partition, environment and check; a panel per headline variable
-    assert titles == [f"{check} headline variables over 2 stored sessions, {env} on "
+    assert titles == [f"{check} followed variables over 2 stored sessions, {env} on "
                       "local:slurm-two" for env in ("mpich", "openmpi")
                       for check in ("MatchingCheck", "Pt2ptCheck")]
     variables = trends._trend_variables([first, second])

@@ -10,6 +10,13 @@
  *              memory's speed and with another process streaming).
  *
  * Usage: host [--cpus A,B] [--batches N] [--trips N] [--copy-mib N]
+ *             [--quiet-roundtrip-ns N] [--quiet-copy-mbs N] [--quiet-wait-s S]
+ * With --quiet-wait-s, a node outside the quiet thresholds (a round trip
+ * above N ns, a copy below N MB/s: the bands of the node's own nights) is
+ * measured again every 2 s until it is within them or S seconds passed: a
+ * failure measured again is measured on a quiet node where the node's
+ * disturbance was passing; the line then says how long it waited
+ * (waited_s, tries) and whether the node was quiet at the end (quiet).
  * Without --cpus, the first two CPUs this process may run on; a process
  * given one CPU (a job of one rank per node and one CPU per rank) measures
  * the copy alone, and its SENTINEL_HOST line says why it has no round trip
@@ -93,6 +100,8 @@ static int first_two_cpus(long cpus[2])
 /* Round-trip times (ns) of each batch into out[]; -1 when a CPU cannot be taken. */
 static int round_trips(const long cpus[2], long batches, long trips, double *out)
 {
+    atomic_store(&ball, 0);
+    atomic_store(&partner_ready, 0);
     if (pin((int)cpus[0]) != 0) {
         fprintf(stderr, "host: cannot pin to CPU %ld\n", cpus[0]);
         return -1;
@@ -156,21 +165,69 @@ static int copies(long batches, size_t bytes, double *out)
     return 0;
 }
 
+typedef struct {
+    long roundtrip_ns, copy_mbs, wait_s; /* 0: no threshold, no wait */
+} quiet_limits;
+
+typedef struct {
+    double trip_ns[MAX_BATCHES], copy_gbs[MAX_BATCHES];
+} probe_batches;
+
+/* One measurement of both figures into b; 0, or -1 (said on stderr). */
+static int measure(const long pair[2], int have, long batches, long trips, size_t bytes,
+                   probe_batches *b)
+{
+    if (have == 2 && round_trips(pair, batches, trips, b->trip_ns) != 0)
+        return -1;
+    if (have == 1 && pin((int)pair[0]) != 0) {
+        fprintf(stderr, "host: cannot pin to CPU %ld\n", pair[0]);
+        return -1;
+    }
+    return copies(batches, bytes, b->copy_gbs);
+}
+
+/* Whether the medians of b are within the quiet limits (a limit of 0 holds). */
+static int is_quiet(probe_batches *b, int have, long batches, const quiet_limits *q)
+{
+    double copy = sb_median(b->copy_gbs, (int)batches) * 1000.0;
+    if (q->copy_mbs > 0 && copy < (double)q->copy_mbs)
+        return 0;
+    return have < 2 || q->roundtrip_ns <= 0
+           || sb_median(b->trip_ns, (int)batches) <= (double)q->roundtrip_ns;
+}
+
+static void pause_seconds(long s)
+{
+    struct timespec ts = {.tv_sec = s, .tv_nsec = 0};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     sb_int_list cpus = {.count = 0};
     long batches = 15, trips = 20000, copy_mib = 32;
+    quiet_limits q = {0, 0, 0};
     const sb_option table[] = {
         SB_OPTION_LIST("--cpus", &cpus, 0, CPU_SETSIZE - 1),
         SB_OPTION_LONG("--batches", &batches, 9, MAX_BATCHES),
         SB_OPTION_LONG("--trips", &trips, 100, 100000000),
         SB_OPTION_LONG("--copy-mib", &copy_mib, 1, 65536),
+        SB_OPTION_LONG("--quiet-roundtrip-ns", &q.roundtrip_ns, 1, 100000000),
+        SB_OPTION_LONG("--quiet-copy-mbs", &q.copy_mbs, 1, 100000000),
+        SB_OPTION_LONG("--quiet-wait-s", &q.wait_s, 1, 86400),
         SB_OPTION_HELP("--help"),
     };
     char err[2048] = "";
-    const char *usage = "usage: host [--cpus A,B] [--batches N>=9] [--trips N] [--copy-mib N]\n";
+    const char *usage = "usage: host [--cpus A,B] [--batches N>=9] [--trips N] [--copy-mib N]\n"
+                        "            [--quiet-roundtrip-ns N] [--quiet-copy-mbs N] "
+                        "[--quiet-wait-s S]\n";
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, sizeof err) != 0) {
         fprintf(stderr, "host: %s\n", err);
+        return 2;
+    }
+    if (q.wait_s > 0 && q.roundtrip_ns == 0 && q.copy_mbs == 0) {
+        fprintf(stderr, "host: --quiet-wait-s needs --quiet-roundtrip-ns or --quiet-copy-mbs\n");
         return 2;
     }
     long pair[2] = {-1, -1};
@@ -187,29 +244,36 @@ int main(int argc, char **argv)
         pair[0] = cpus.values[0];
         pair[1] = cpus.values[1];
     }
-    static double trip_ns[MAX_BATCHES], copy_gbs[MAX_BATCHES];
-    if (have == 2 && round_trips(pair, batches, trips, trip_ns) != 0)
-        return 2;
-    if (have == 1 && pin((int)pair[0]) != 0) {
-        fprintf(stderr, "host: cannot pin to CPU %ld\n", pair[0]);
-        return 2;
+    static probe_batches b;
+    double started = now();
+    int tries = 0, quiet;
+    for (;;) {
+        tries++;
+        if (measure(pair, have, batches, trips, (size_t)copy_mib << 20, &b) != 0)
+            return 2;
+        quiet = is_quiet(&b, have, batches, &q);
+        if (quiet || q.wait_s == 0 || now() - started + 2.0 > (double)q.wait_s)
+            break;
+        pause_seconds(2);
     }
-    if (copies(batches, (size_t)copy_mib << 20, copy_gbs) != 0)
-        return 2;
+    double waited = now() - started;
     double copy_lo, copy_hi;
-    sb_median_interval(copy_gbs, (int)batches, &copy_lo, &copy_hi);
+    sb_median_interval(b.copy_gbs, (int)batches, &copy_lo, &copy_hi);
     printf("SENTINEL_CONFIG bench=host cpu_a=%ld cpu_b=%ld batches=%ld trips=%ld copy_mib=%ld\n",
            pair[0], pair[1], batches, trips, copy_mib);
     if (have == 2) {
         double trip_lo, trip_hi;
-        sb_median_interval(trip_ns, (int)batches, &trip_lo, &trip_hi);
+        sb_median_interval(b.trip_ns, (int)batches, &trip_lo, &trip_hi);
         printf("SENTINEL_HOST roundtrip_ns=%.1f roundtrip_lo=%.1f roundtrip_hi=%.1f ",
-               sb_median(trip_ns, (int)batches), trip_lo, trip_hi);
+               sb_median(b.trip_ns, (int)batches), trip_lo, trip_hi);
     } else {
         printf("SENTINEL_HOST roundtrip=one_cpu ");
     }
-    printf("copy_gbs=%.3f copy_lo=%.3f copy_hi=%.3f\n", sb_median(copy_gbs, (int)batches),
+    printf("copy_gbs=%.3f copy_lo=%.3f copy_hi=%.3f", sb_median(b.copy_gbs, (int)batches),
            copy_lo, copy_hi);
+    if (q.wait_s > 0)
+        printf(" waited_s=%.1f tries=%d quiet=%d", waited, tries, quiet);
+    printf("\n");
     printf("SENTINEL_DONE bench=host\n");
     return 0;
 }

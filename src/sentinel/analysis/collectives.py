@@ -26,7 +26,8 @@ _SIZED = tuple(op.lower() for op in OPERATIONS if op != "Barrier")
 _VARIABLES = (
     PerfVar("{op}_latency_{size}B_P{procs}", "us", LOWER,
             "time of one call at this message size and process count (IMB t_avg, OSU "
-            "Avg Latency)", choices={"op": _SIZED}, headline={"size": "8"}, scaling="procs"),
+            "Avg Latency)", choices={"op": _SIZED}, headline={"size": ("8", "65536")},
+            scaling="procs"),
     PerfVar("barrier_latency_P{procs}", "us", LOWER,
             "time of one barrier at this process count (IMB t_avg, OSU Avg Latency)",
             headline={}, scaling="procs"),

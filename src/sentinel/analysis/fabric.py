@@ -58,7 +58,7 @@ SPEC = CheckSpec(
                 "bandwidth: the partition's level", headline={}),
         PerfVar("pair_bw_worst", "MB/s", HIGHER, "the slowest pair's bandwidth"),
         PerfVar("pair_latency_median", "us", LOWER, "median of the node medians of pair "
-                "latency (8 B, one way, under the sweep's concurrent traffic)", headline={}),
+                "latency (8 B, one way, under the sweep's concurrent traffic)", followed={}),
         PerfVar("pair_latency_worst", "us", LOWER, "the slowest pair's latency"),
         PerfVar("outlier_nodes", "1", LOWER, "nodes whose pairs are slow"),
         PerfVar("outlier_links", "1", LOWER, "pairs slow while both their nodes are fine"),

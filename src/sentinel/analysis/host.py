@@ -11,12 +11,15 @@ CPU measures the copy alone.
 
 from __future__ import annotations
 
+from sentinel.analysis.baseline import worse_edge
 from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse, require_complete
 
-#: The job's file holding the probe's output (and its errors).
+#: The job's file holding the probe's output (and its errors), and the one of
+#: the probe run again after the launches (the node's state at their end).
 HOST_FILE = "rfm_host.txt"
+HOST_AFTER_FILE = "rfm_host_after.txt"
 
 #: Why a job that gave the probe one CPU (one rank per node, one CPU per rank)
 #: has no round trip; its copy bandwidth is still measured.
@@ -54,6 +57,21 @@ def host_values(spec: CheckSpec, text: str | None, where: str) -> Values:
     return out
 
 
+def waited(text: str) -> str:
+    """What a retry's probe said of its wait for a quiet node ('' when it did not wait)."""
+    try:
+        lines = parse(text, "host").of("HOST")
+    except SentinelError:
+        return ""
+    if len(lines) != 1 or "waited_s" not in lines[0].fields:
+        return ""
+    line = lines[0]
+    state = ("quiet at the end" if line.fields.get("quiet") == "1"
+             else "still outside its bands at the end")
+    return (f"the probe waited {line.number('waited_s'):.0f} s over {line.integer('tries')} "
+            f"measurement(s) for the node to be within its bands: {state}")
+
+
 def slowed(values: dict[str, tuple[float, str]], entry: dict[str, list[str]]) -> list[str]:
     """Each host figure of ``values`` outside its reference band (``entry``), worse.
 
@@ -66,10 +84,11 @@ def slowed(values: dict[str, tuple[float, str]], entry: dict[str, list[str]]) ->
         if name not in values or name not in entry:
             continue
         value, unit = values[name]
-        ref, lower, upper = (float(x) for x in entry[name][:3])
-        higher = var.better == HIGHER
-        worse = value < ref * (1 + lower) if higher else value > ref * (1 + upper)
-        if worse and ref:
+        edges = worse_edge(entry[name], var.better)
+        if edges is None:
+            continue
+        ref, edge = edges
+        if (value < edge) if var.better == HIGHER else (value > edge):
             found.append(f"{name} {value:.4g} {unit}, {100 * abs(value / ref - 1):.1f} % worse "
                          f"than its reference {ref:.4g} {unit}")
     return found

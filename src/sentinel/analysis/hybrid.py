@@ -19,10 +19,12 @@ COLLECTIVES = ("reduce", "allreduce", "bcast", "scatter", "gather", "alltoall")
 SPEC = CheckSpec(
     checks=("HybridCheck",),
     variables=(
-        PerfVar("barrier", "s", LOWER, "seconds per barrier with the threads' own barrier"),
+        PerfVar("barrier", "s", LOWER, "seconds per barrier with the threads' own barrier",
+                headline={}),
         PerfVar("{bench}_{size}B", "s", LOWER,
                 "seconds per iteration; bytes of the whole message, all threads' parts",
-                choices={"bench": ("halo", "pingpong", "pingping")}),
+                choices={"bench": ("halo", "pingpong", "pingping")},
+                headline={"bench": "pingpong", "size": "8"}),
     ),
     levels=(Level("mode", MODES), Level("threads", THREAD_LEVELS)),
 )

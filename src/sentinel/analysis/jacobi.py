@@ -34,7 +34,7 @@ SPEC = CheckSpec(
         PerfVar("t_{phase}_N{n}", "s", LOWER, "seconds per iteration in one phase, or the sweep",
                 choices={"phase": (*PHASES, "sweep")}),
         PerfVar("mlups_N{n}", "MLUP/s", HIGHER, "million lattice updates per second",
-                headline={}),
+                followed={}),
         PerfVar("model_mlups_N{n}", "MLUP/s", NEUTRAL, "the weak-scaling model's P(L,N)"),
         PerfVar("model_ratio_N{n}", "1", HIGHER, "measured / modelled MLUP/s", headline={}),
         PerfVar("efficiency_N{n}", "1", HIGHER, "strong scaling: T(1) / (N T(N))"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 
+from sentinel.analysis.baseline import worse_edge
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec
 
 #: Fewest nodes whose median a node is compared with.
@@ -22,27 +23,17 @@ MIN_NODES = 3
 NodeValues = Mapping[str, Mapping[str, tuple[float, str]]]
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def outside_band(name: str, value: float, unit: str, better: str,
                  entry: Mapping[str, list[str]]) -> str:
     """Why ``value`` is worse than its reference band ('' when within, or no band)."""
-    if name not in entry or better not in (HIGHER, LOWER):
+    found = worse_edge(entry[name], better) if name in entry else None
+    if found is None:
         return ""
-    ref, lower, upper = (_number(x) for x in entry[name][:3])
-    if not ref:
-        return ""
-    if better == HIGHER and lower is not None and value < ref * (1 + lower):
-        return (f"{name} {value:.4g} {unit}, below its reference band "
-                f"({ref:.4g} {unit} {100 * lower:+.0f} %)")
-    if better == LOWER and upper is not None and value > ref * (1 + upper):
-        return (f"{name} {value:.4g} {unit}, above its reference band "
-                f"({ref:.4g} {unit} {100 * upper:+.0f} %)")
+    ref, edge = found
+    if (value < edge) if better == HIGHER else (value > edge):
+        side = "below" if better == HIGHER else "above"
+        return (f"{name} {value:.4g} {unit}, {side} its reference band "
+                f"({ref:.4g} {unit} {100 * (edge / ref - 1):+.0f} %)")
     return ""
 
 

@@ -15,7 +15,8 @@ SPEC = CheckSpec(
     figures="scaling",
     variables=(
         PerfVar("lap_N{n}", "us", LOWER, "microseconds per lap of the N-rank ring (median of "
-                "the repetitions, the slowest rank's)", headline={}, scaling="n"),
+                "the repetitions, the slowest rank's)", headline={"n": "2"}, followed={},
+                scaling="n"),
         PerfVar("hop", "us", LOWER, "b of t = a + b N over the series: the cost of one hop",
                 headline={}),
         PerfVar("lap_offset", "us", NEUTRAL, "a of t = a + b N: the lap time's fixed part"),

@@ -14,6 +14,8 @@ IMB_BENCHMARKS = ("PingPong", "PingPing", "Sendrecv", "Exchange",
                   "Allreduce", "Alltoall", "Bcast", "Barrier")
 
 _IMB_TIMED = tuple(b.lower() for b in IMB_BENCHMARKS if b not in ("PingPong", "Barrier"))
+#: IMB's collectives among them: a small and a large size of each is judged.
+_IMB_COLLECTIVES = ("allreduce", "alltoall", "bcast")
 
 #: What ImbCheck (and its variants on other builds of IMB) reports.
 IMB_SPEC = CheckSpec(
@@ -24,13 +26,15 @@ IMB_SPEC = CheckSpec(
                 headline={"size": "8"}, curve="latency"),
         PerfVar("{bench}_latency_{size}B", "us", LOWER,
                 "time per operation (t[usec] point-to-point, t_avg collectives)",
-                choices={"bench": _IMB_TIMED}),
+                choices={"bench": _IMB_TIMED},
+                headline={"bench": _IMB_COLLECTIVES, "size": ("8", "1048576")}),
         PerfVar("{bench}_bw_peak", "MB/s", HIGHER, "largest bandwidth IMB reports over sizes",
-                choices={"bench": ("pingpong", "pingping", "sendrecv", "exchange")}),
+                choices={"bench": ("pingpong", "pingping", "sendrecv", "exchange")},
+                headline={"bench": "pingpong"}),
         PerfVar("pingpong_bw_{size}B", "MB/s", HIGHER, "PingPong bandwidth curve", curve="bw"),
         PerfVar("pingpong_fit_lambda", "us", LOWER, "PingPong fit t = lambda + size/b"),
         PerfVar("pingpong_fit_bw", "MB/s", HIGHER, "PingPong fit: b from the slope"),
-        PerfVar("barrier_latency", "us", LOWER, "time of one barrier (t_avg)"),
+        PerfVar("barrier_latency", "us", LOWER, "time of one barrier (t_avg)", headline={}),
     ),
 )
 
@@ -112,14 +116,16 @@ OSU_SPEC = CheckSpec(
     figures="curves",
     variables=(
         PerfVar("latency_{size}B", "us", LOWER, "average latency (osu_latency: one way)",
-                headline={"size": "8"}, curve="latency"),
-        PerfVar("latency", "us", LOWER, "osu_barrier: average time of one barrier"),
+                headline={"size": ("8", "1048576")}, curve="latency"),
+        PerfVar("latency", "us", LOWER, "osu_barrier: average time of one barrier",
+                headline={}),
         PerfVar("bw_peak", "MB/s", HIGHER, "largest bandwidth over sizes", headline={}),
         PerfVar("bw_{size}B", "MB/s", HIGHER, "osu_bw bandwidth curve", curve="bw"),
         PerfVar("fit_lambda", "us", LOWER, "osu_latency fit t = lambda + size/b",
+                followed={}),
+        PerfVar("fit_bw", "MB/s", HIGHER, "osu_latency fit: b from the slope", followed={}),
+        PerfVar("msg_rate_peak", "messages/s", HIGHER, "osu_mbw_mr: largest message rate",
                 headline={}),
-        PerfVar("fit_bw", "MB/s", HIGHER, "osu_latency fit: b from the slope", headline={}),
-        PerfVar("msg_rate_peak", "messages/s", HIGHER, "osu_mbw_mr: largest message rate"),
     ),
     levels=(Level("benchmark", tuple(name for name, _ in OSU_BENCHMARKS)),),
 )

@@ -21,7 +21,7 @@ import math
 import re
 import string
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from sentinel.errors import SentinelError
 
@@ -43,6 +43,13 @@ COVERAGE = 0.95
 BASE_INDEX = ("$partition", "$environ", "transport_name", "mapping")
 
 
+def _fields_match(fields: Mapping[str, str | tuple[str, ...]] | None,
+                  got: dict[str, str] | None) -> bool:
+    """Whether a name's field values (``got``) are among ``fields``' (None: none are)."""
+    return (fields is not None and got is not None
+            and all(got[k] in ((v,) if isinstance(v, str) else v) for k, v in fields.items()))
+
+
 def upper_bound(lo: float, hi: float) -> float:
     """What an interval ``lo .. hi`` that reaches zero bounds a positive quantity by.
 
@@ -62,10 +69,15 @@ class PerfVar:
     meaning: str
     #: Allowed values of template fields that are not numbers.
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    #: Followed night after night (the report's trends and headline): the
-    #: field values that make a variable a headline one (``{"size": "8"}``),
-    #: ``{}`` for every variable of the template, None for none.
-    headline: Mapping[str, str] | None = None
+    #: What a site would be paged for: judged against its band by default
+    #: (:meth:`CheckSpec.judged`) and followed night after night (the
+    #: report's trends and headline). The field values that make a variable
+    #: a headline one (``{"size": "8"}``, or several: ``{"size": ("8",
+    #: "65536")}``), ``{}`` for every variable of the template, None for none.
+    headline: Mapping[str, str | tuple[str, ...]] | None = None
+    #: Followed night after night beside the headline variables (the trends
+    #: and the change points), never judged by default: the same form.
+    followed: Mapping[str, str | tuple[str, ...]] | None = None
     #: The point-to-point curve against message size this variable is a point
     #: of (``latency`` or ``bw``), drawn with the fit of the same prefix.
     curve: str = ""
@@ -102,9 +114,12 @@ class PerfVar:
 
     def is_headline(self, name: str) -> bool:
         """Whether ``name`` is one of the headline variables of this declaration."""
+        return _fields_match(self.headline, self.match(name))
+
+    def is_followed(self, name: str) -> bool:
+        """Whether ``name`` is followed night after night: a headline or a followed one."""
         got = self.match(name)
-        return (self.headline is not None and got is not None
-                and all(got[k] == v for k, v in self.headline.items()))
+        return _fields_match(self.headline, got) or _fields_match(self.followed, got)
 
     def implausible(self, value: float) -> str:
         """Why ``value`` cannot be a measurement of this variable; '' if it can."""
@@ -179,7 +194,8 @@ class CheckSpec:
     figures: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "variables", (*self.variables, *HOST_VARIABLES))
+        own = tuple(v for v in self.variables if v not in HOST_VARIABLES)
+        object.__setattr__(self, "variables", (*own, *HOST_VARIABLES))
         _REGISTRY.update({name: self for name in self.checks})
 
     @property
@@ -198,6 +214,23 @@ class CheckSpec:
             if var.match(name) is not None:
                 return var
         return None
+
+    def judged(self, name: str, patterns: Sequence[str] | None = None) -> bool:
+        """Whether the variable ``name`` has a band that can fail a test case.
+
+        By default the headline variables (:attr:`PerfVar.headline`): what a
+        site would be paged for. ``patterns`` (regular expressions matching
+        names in full, a site's ``judged`` setting for this check) replace
+        that set. The host probe's figures are never judged: they tell the
+        node's fault from the MPI's (:mod:`sentinel.analysis.host`); nor is a
+        variable with no better direction.
+        """
+        var = self.lookup(name)
+        if var is None or var in HOST_VARIABLES or var.better == NEUTRAL:
+            return False
+        if patterns is None:
+            return var.is_headline(name)
+        return any(re.fullmatch(p, name) for p in patterns)
 
     def var(self, template: str) -> PerfVar:
         """The declaration with this template; any other is a programming error."""

@@ -1,11 +1,16 @@
 """Per-partition references from repeated runs (``sentinel calibrate``).
 
-Each performance variable of each test becomes ``[median, lower, upper, unit]``
+Each judged variable of each test (what the test case judged: its check's
+headline variables or the site's ``judged`` setting; ``--variables`` chooses
+others) and its host probe's figures become ``[median, lower, upper, unit]``
 (ReFrame's relative bounds) where, over the logarithms of the runs,
 
     s     = 1.4826 * MAD(ln v)            (a relative standard deviation)
-    lower = -max(floor, 1 - exp(-k * s))
-    upper = +max(floor, exp(k * s) - 1)
+    lower = -max(floor, 1 - exp(-k * s))  (a rate; a time's lower bound is open: null)
+    upper = +max(floor, exp(k * s) - 1)   (a time; a rate's upper bound is open: null)
+
+The better side is open: a faster run is reported, never failed (a variable
+with no better direction gets both bounds).
 
 MAD is the median absolute deviation; 1.4826 * MAD estimates the standard
 deviation of normally distributed noise without being moved by a minority of
@@ -23,7 +28,6 @@ other partition, and every check not in the selection, is kept as it was.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import statistics
 from collections import defaultdict
@@ -31,15 +35,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from scipy import stats
 
-from sentinel.analysis.variables import NEUTRAL, declaration
+from sentinel.analysis.baseline import DEFAULT_K, MAD_TO_SIGMA, MAX_SPREAD, spread, tolerance
+from sentinel.analysis.variables import (
+    HIGHER,
+    HOST_VARIABLES,
+    LOWER,
+    NEUTRAL,
+    all_specs,
+    declaration,
+)
 from sentinel.errors import SentinelError
 
-#: Robust multiple of the scaled MAD, and the smallest relative tolerance.
-DEFAULT_K = 5.0
+#: The smallest relative tolerance of a calibrated band (the multiple of the
+#: scaled MAD, ``DEFAULT_K``, is the learnt baseline's).
 DEFAULT_FLOOR = 0.10
-MAD_TO_SIGMA = 1.4826
+HOST_NAMES = frozenset(v.template for v in HOST_VARIABLES)
+__all__ = ["DEFAULT_K", "MAD_TO_SIGMA", "spread"]
 
 HEADER = ("# Per-partition references. Entries of calibrated partitions are written by\n"
           "# 'sentinel calibrate': [median, lower, upper, unit] with s = 1.4826 * MAD of\n"
@@ -127,24 +139,47 @@ def time_span_note(reports: list[tuple[str, dict]]) -> str:
     if len(starts) < 2 or max(starts) - min(starts) >= NIGHTS_APART_S:
         return ""
     minutes = (max(starts) - min(starts)) / 60
-    return (f"the {len(starts)} runs span {minutes:.0f} minute(s), not nights: their bands "
-            "sample one stretch of this machine; calibrate from the stored run reports of "
-            "several nights (--from-reports reports/run-report-*.json) for bands that hold "
-            "night after night")
+    return (f"provisional: the {len(starts)} runs span {minutes:.0f} minute(s), not nights: "
+            "their bands sample one stretch of this machine, a first look. Written to the "
+            "reference file they are the site's word, which no learnt band replaces: for "
+            "the nightly, let 'sentinel baseline' learn the bands from its own nights "
+            "(remove these entries once it has), or calibrate from the run reports of "
+            "several nights (--from-reports reports/run-report-*.json)")
 
 
-def collect(reports: list[tuple[str, dict]]) -> dict[Key, Series]:
+def collect(reports: list[tuple[str, dict]], judged_only: bool = False) -> dict[Key, Series]:
     """Every performance value of the passing tests of the run reports.
 
     ``reports`` are (file name, parsed JSON) pairs. A failed test in a
     calibration run is an error: references are not taken from a broken system.
+    ``judged_only``: only the variables each test case judged and its host
+    probe's (``sentinel calibrate``'s default, as the nightly judges).
     """
     series: dict[Key, Series] = {}
     for name, report in reports:
         for run in report.get("runs", []):
             for tc in run.get("testcases", []):
                 _add_testcase(name, tc, series)
+    if judged_only:
+        series = {k: s for k, s in series.items() if _judged(k, reports)}
     return series
+
+
+def _judged(key: Key, reports: list[tuple[str, dict]]) -> bool:
+    """Whether a test case of the runs judged ``key``'s variable (or it is the probe's)."""
+    if key.variable in HOST_NAMES:
+        return True
+    for _, report in reports:
+        for run in report.get("runs", []):
+            for tc in run.get("testcases", []):
+                if tc.get("name", "").split()[0] != key.check or \
+                        tc.get("reference_index_values") != "/".join(key.index_values):
+                    continue
+                judged = tc.get("judged_variables")
+                if judged is not None:
+                    return key.variable in judged
+    spec = all_specs().get(key.check)
+    return spec is not None and spec.judged(key.variable)
 
 
 def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
@@ -173,17 +208,11 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
         series.setdefault(key, Series(decl.unit if decl else "", [])).unresolved.append(why)
 
 
-def spread(values: list[float]) -> float:
-    """Relative spread of positive runs: 1.4826 * MAD of their logarithms."""
-    logs = [math.log(v) for v in values]
-    return MAD_TO_SIGMA * float(stats.median_abs_deviation(logs))
-
-
 def band(values: list[float], k: float = DEFAULT_K,
          floor: float = DEFAULT_FLOOR) -> tuple[float, float]:
     """Relative (lower, upper) bounds from the runs' spread (see the module docstring)."""
-    width = k * spread(values)
-    return -max(floor, -math.expm1(-width)), max(floor, math.expm1(width))
+    falls, grows = tolerance(values, k, floor)
+    return -falls, grows
 
 
 def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
@@ -215,8 +244,11 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
             notes.append(f"{where}: band {100 * lower:+.0f}/{100 * upper:+.0f} % would not "
                          "catch a halving (runs " + _runs(s.values) + "); calibrate again on "
                          "a quiet partition or with more --runs")
-        out[key] = [_round(statistics.median(s.values)), round(lower, 3), round(upper, 3),
-                    s.unit]
+        decl = declaration(key.check, key.variable)
+        better = decl.better if decl else NEUTRAL
+        out[key] = [_round(statistics.median(s.values)),
+                    None if better == LOWER else round(lower, 3),
+                    None if better == HIGHER else round(upper, 3), s.unit]
     return out, notes
 
 
@@ -238,7 +270,7 @@ def _unusable(s: Series, runs: int) -> str:
     if min(s.values) <= 0:
         return (f"runs from {min(s.values):g} to {max(s.values):g} cross 0 around the median "
                 f"{med:g}: not a stable quantity, not calibrated")
-    if spread(s.values) > math.log(2):
+    if spread(s.values) > MAX_SPREAD:
         return ("runs " + _runs(s.values) + " differ by more than a factor 2 (1.4826 MAD of "
                 "ln): not a stable quantity, not calibrated")
     return ""
@@ -257,9 +289,14 @@ def summary(series: dict[Key, Series], refs: dict[Key, list]) -> list[str]:
         better = f" ({decl.better} is better)" if decl and decl.better != NEUTRAL else ""
         lines.append(f"{key.check} {'/'.join(key.index_values)} {key.variable}{better}: median "
                      f"{entry[0]:g} {s.unit}, spread {100 * spread(s.values):.1f} %, "
-                     f"band {100 * entry[1]:+.1f}/{100 * entry[2]:+.1f} %, "
+                     f"band {_side(entry[1])}/{_side(entry[2])} %, "
                      f"runs {_runs(s.values)}")
     return lines
+
+
+def _side(bound: float | None) -> str:
+    """A relative bound in per cent, or ``open`` (the better side)."""
+    return "open" if bound is None else f"{100 * bound:+.1f}"
 
 
 def _round(x: float) -> float:

@@ -108,7 +108,7 @@ def series(history: list[tuple[dict, list[Case]]], headline_only: bool = True,
                 continue
             for var in c.variables.values():
                 value = var.declared_value
-                if value is not None and (var.headline or not headline_only):
+                if value is not None and (var.followed or not headline_only):
                     out[(mode, c.where, c.name, var.name)].append(
                         Point(str(info.get("uuid") or ""), float(info.get("time_start_unix") or 0),
                               float(value), c.provenance))
@@ -279,13 +279,14 @@ def find(history: list[tuple[dict, list[Case]]], pvalue: float = PVALUE,
                     directions.setdefault(var.name, var.decl.better)
     out = []
     for key, points in series(history, headline_only).items():
-        out += _of_series(key, points, directions, units, pvalue, permutations, min_shift)
+        out += of_series(key, points, directions, units, pvalue, permutations, min_shift)
     return sorted(out, key=lambda c: (c.after.time, c.where, c.test, c.variable))
 
 
-def _of_series(key: tuple[str, str, str, str], points: list[Point], directions: dict[str, str],
-               units: dict[str, str], pvalue: float, permutations: int,
-               min_shift: float) -> list[Change]:
+def of_series(key: tuple[str, str, str, str], points: list[Point], directions: dict[str, str],
+              units: dict[str, str], pvalue: float = PVALUE, permutations: int = PERMUTATIONS,
+              min_shift: float = MIN_SHIFT) -> list[Change]:
+    """The change points and blocks of one series: (mode, where, test, variable) -> points."""
     mode, where, test, name = key
     values = [p.value for p in points]
     # A segment's median lies between the series' extremes, so no shift can
@@ -356,7 +357,7 @@ def named_by(session: str, history: list[tuple[dict, list[Case]]], found: list[C
     for key, points in series(history, only={(c.where, c.test) for c in found}).items():
         if key in keys and points[-1].session == session:
             earlier |= {(c.where, c.test, c.variable, c.after.session)
-                        for c in _of_series(key, points[:-1], directions, units, pvalue,
+                        for c in of_series(key, points[:-1], directions, units, pvalue,
                                             permutations, min_shift)}
         elif key in keys:  # the newest session did not measure it: it named nothing here
             earlier |= {(c.where, c.test, c.variable, c.after.session) for c in found

@@ -4,6 +4,8 @@
     sentinel calibrate --partition local:cpu --from-reports reports/run-report-*.json
     sentinel report [RUN_REPORT ...] [--db FILE] [--out DIR]
     sentinel plan --system SYSTEM [--mode MODE] [-C extra.py ...] [--json] [-- reframe args]
+    sentinel baseline [--db FILE] [--window K] [--min-sessions N] [--min-span 48h] [--floor F]
+    sentinel accept --test REGEX [--variable NAME] --by WHO --why TEXT
     sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
     sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
     sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
@@ -18,6 +20,11 @@ partition ``--runs`` times, then writes that partition's entries of
 :mod:`sentinel.results.calibrate`) and prints the diff. Other partitions' entries
 are never touched. ``--from-reports`` takes the runs from earlier run reports
 (nightly sessions, say) instead of running the selection.
+
+``baseline`` learns each judged variable's band from the stored sessions that
+passed (a rolling window, burn-in, level changes held until accepted) and
+writes the file every test case reads them from; ``accept`` records who
+accepted a level change and why: :mod:`sentinel.results.baseline.command`.
 
 ``changes`` prints the change points of the headline variables over the
 sessions of the results database (see :mod:`sentinel.results.changes`).
@@ -63,6 +70,7 @@ from pathlib import Path
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
 from sentinel.results import calibrate, changes, plan, report
+from sentinel.results.baseline import command as baseline
 from sentinel.results.metrics import command as metrics
 from sentinel.results.metrics import dashboard
 from sentinel.results.notify import command as notify
@@ -93,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--variables", default="",
                    help="regular expression matching in full the name of each performance "
                         "variable to calibrate, or its path below the partition "
-                        "(openmpi/ob1-vader/core/bw_1048576B) (default: all that the runs "
-                        "resolve)")
+                        "(openmpi/ob1-vader/core/bw_1048576B) (default: the variables each "
+                        "test case judged, its check's headline ones or the site's 'judged' "
+                        "setting, and the host probe's)")
     c.add_argument("--references", type=Path, default=None,
                    help="reference directory (default $SENTINEL_REFERENCES or config/references)")
     c.add_argument("--config", type=Path, default=None, help="ReFrame configuration file")
@@ -112,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, default=None,
                    help="directory to write to (default <output>/reports)")
     _plan_parser(sub)
+    baseline.add_parsers(sub)
     _changes_parser(sub)
     site_init.add_parser(sub)
     vet.add_parser(sub)
@@ -226,7 +236,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     else:
         with tempfile.TemporaryDirectory(prefix="sentinel-calibrate-") as tmp:
             reports = _run_selection(args, Path(tmp))
-    series = calibrate.collect(reports)
+    series = calibrate.collect(reports, judged_only=not args.variables)
     refs, notes = calibrate.references(series, args.runs, args.k,
                                        floor, args.variables)
     notes += list(filter(None, [calibrate.time_span_note(reports)]))
@@ -370,8 +380,9 @@ def changes_command(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
-             "changes": changes_command, "init": site_init.init_command, "vet": vet.vet_command,
-             "health": health.health, "metrics": metrics.metrics_command,
+             "changes": changes_command, "baseline": baseline.baseline_command,
+             "accept": baseline.accept_command, "init": site_init.init_command,
+             "vet": vet.vet_command, "health": health.health, "metrics": metrics.metrics_command,
              "notify": notify.notify_command, "dashboard": dashboard.dashboard_command}
 
 

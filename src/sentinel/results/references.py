@@ -15,7 +15,7 @@ from typing import Mapping
 
 import yaml
 
-from sentinel.analysis.variables import CheckSpec, all_specs
+from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, all_specs
 from sentinel.mpi.mappings import MAPPINGS
 
 
@@ -41,6 +41,19 @@ def systems_from_config(site_configuration: dict) -> dict[str, SystemInfo]:
         parts = {f"{name}:{p['name']}": list(p["environs"]) for p in sysconf["partitions"]}
         out[name] = SystemInfo(name, parts, envs)
     return out
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _closed(better: str, lower: object, upper: object) -> tuple[object, ...]:
+    """The bounds that must be numbers: the worse side's (both without a direction)."""
+    return {HIGHER: (lower,), LOWER: (upper,)}.get(better, (lower, upper))
+
+
+def _worse_side(better: str) -> str:
+    return {HIGHER: "lower", LOWER: "upper"}.get(better, "both")
 
 
 def _is_float(text: str) -> bool:
@@ -143,11 +156,13 @@ class _Walker:
         if texts:
             self.err(vnode, f"{metric}: {texts[0]!r} is text to YAML: write exponents "
                             f"with a sign and a dot (1.0e+9, 1.0e-9): {value!r}")
-        elif not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                     for x in (ref, lower, upper)):
-            self.err(vnode, f"{metric}: value and both bounds must be numbers (a null "
-                            f"bound makes a reference that can never fail): {value!r}")
-        elif not -1 <= lower <= 0 <= upper:
+        elif not all(_number(x) for x in (ref, *_closed(var.better, lower, upper))):
+            self.err(vnode, f"{metric}: the value and the bound on the worse side "
+                            f"({_worse_side(var.better)}) must be numbers (a null bound there "
+                            f"makes a reference that can never fail): {value!r}")
+        elif not all(x is None or _number(x) for x in (lower, upper)):
+            self.err(vnode, f"{metric}: a bound is a number or null: {value!r}")
+        elif not (-1 <= (lower or 0) <= 0 <= (upper or 0)):
             # ReFrame's relative thresholds: lower in [-1, 0], upper >= 0.
             self.err(vnode, f"{metric}: bounds must satisfy -1 <= lower <= 0 <= upper: "
                             f"{value!r}")

@@ -143,3 +143,35 @@ def testcases(db: Path, system: str) -> list[dict]:
         raise SentinelError(f"{db}: ReFrame cannot read its stored sessions "
                             f"({type(err).__name__}: {err})") from None
     return [tc for tc in found if isinstance(tc, dict) and tc.get("system") == system]
+
+
+def append(db: Path, schema: str, table: str, rows: list[tuple], what: str) -> None:
+    """Append ``rows`` to a table of the suite's own (``schema`` creates it) in ``db``.
+
+    ReFrame ignores the tables it does not own. ``what`` names the rows in
+    the error of a database that cannot take them.
+    """
+    if not rows:
+        return
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(db) as conn:
+            conn.execute(schema)
+            conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})",
+                             rows)
+    except sqlite3.Error as err:
+        raise SentinelError(f"{db}: {what} could not be recorded ({err})") from None
+
+
+def rows_of(db: Path, table: str, what: str) -> list[tuple]:
+    """Every row of a table of the suite's own, by time ([] when none was ever recorded)."""
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                                (table,)).fetchone():
+                return []
+            return conn.execute(f"SELECT * FROM {table} ORDER BY time").fetchall()
+    except sqlite3.Error as err:
+        raise SentinelError(f"{db}: {what} cannot be read ({err})") from None

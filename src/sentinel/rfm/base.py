@@ -22,7 +22,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.analysis.host import HOST_FILE, host_values
+from sentinel.analysis.host import HOST_AFTER_FILE, HOST_FILE
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems
@@ -34,10 +34,10 @@ from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_messa
 from sentinel.parsers.provenance import gather_command
 from sentinel.parsers.sentinel_output import parse, require_complete
 from sentinel.rfm import reframe_fixes
-from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.each_node import EachNode
 from sentinel.rfm.files import LaunchFiles
 from sentinel.rfm.generation import offered_transports, transport_label
+from sentinel.rfm.host_probe import LAUNCH_STATUS, HostProbe
 from sentinel.rfm.packing import PACKED, PackedTransports
 from sentinel.rfm.placing import PlacementChecks
 from sentinel.rfm.provenance import LDD_FILE, PROVENANCE_FILE, Provenance
@@ -63,7 +63,7 @@ reframe_fixes.install()
 
 class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
                            NightlyRotation, Provenance, PlacementChecks, MeasuredValues,
-                           rfm.RunOnlyRegressionTest):
+                           HostProbe, rfm.RunOnlyRegressionTest):
     """Two ranks over one transport and one rank mapping."""
 
     #: The transport, ``family/name`` from :data:`sentinel.mpi.CATALOGUE`,
@@ -249,6 +249,9 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
             *self.host_probe_command(),
         )]
         self.postrun_cmds += self.repeated_launches()
+        after = [self.on_node(cmd) for cmd in self.host_probe_after_command()]
+        if after:  # the launches' exit status stays the job's (a packed launch's), not the probe's
+            self.postrun_cmds += [f"{LAUNCH_STATUS}=$?", *after, f"(exit ${LAUNCH_STATUS})"]
         if self.is_packed_job:
             self.wrap_packed_job()
         if self.each_node:
@@ -257,21 +260,6 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
     def repeated_launches(self) -> list[str]:
         """Launches after the main one, in the job body; none where the benchmark repeats."""
         return []
-
-    def host_probe(self) -> str | None:
-        """The host probe built with this test's benchmark (or placement probe), if any."""
-        for name in ("build", "probe"):
-            fixture = getattr(self, name, None)
-            if isinstance(fixture, BenchBuild):
-                return fixture.host_probe_path
-        return None
-
-    def host_probe_command(self) -> list[str]:
-        """The node measured before the launch (:mod:`sentinel.analysis.host`); never fails it."""
-        probe = self.host_probe()
-        if probe is None:
-            return [f"echo 'no host probe: {type(self).__name__} builds none' > {HOST_FILE}"]
-        return [f"{shlex.quote(probe)} > {HOST_FILE} 2>&1 || true"]
 
     def transport_env(self, t: Transport) -> dict[str, str]:
         """What a launch over ``t`` exports: its selection and its probes."""
@@ -307,7 +295,8 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
         self.verify_transport(out)
         self.verify_placement(out)
         values = self.analyse(out)
-        values.merge(host_values(self.spec, self.stage_text(HOST_FILE), HOST_FILE))
+        values.merge(self.host_figures(self.spec, self.stage_text(HOST_FILE),
+                                       self.stage_text(HOST_AFTER_FILE)))
         self.keep_values(values)
         self.require_host_then_variables()
         if hang:

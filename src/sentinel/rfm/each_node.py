@@ -336,7 +336,7 @@ class EachNode(rfm.RegressionTestPlugin):
                 self._here = None
         self.nodes_vetted = " ".join(sorted([*values, *failed]))
         found = [f"node {n}: {why}" for n, why in sorted(failed.items())]
-        found += node_findings(values, self.spec, self.reference_entry, self.node_factor)
+        found += node_findings(values, self.spec, self.judged_entry(), self.node_factor)
         self.node_verdicts = "\n".join(found)
         self.values = _medians(values)
         self.unresolved, self.intervals, self.interval_coverage = {}, {}, {}

@@ -25,7 +25,7 @@ import reframe.utility.udeps as udeps
 from reframe.core import runtime
 from reframe.core.builtins import run_after, run_before, variable
 
-from sentinel.analysis.host import HOST_FILE
+from sentinel.analysis.host import HOST_AFTER_FILE, HOST_FILE
 from sentinel.errors import SentinelError
 from sentinel.mpi.transports import Transport, declared
 from sentinel.parsers.jobend import job_end_causes, job_end_message
@@ -242,7 +242,7 @@ class PackedTransports(Requirements):
         if self.is_dry_run() or self.each_node:
             return  # an each-node member reads each node's launch where it is
         status = self.packed_launch()
-        for name in (OUT, ERR, LDD_FILE, PROVENANCE_FILE, HOST_FILE):
+        for name in (OUT, ERR, LDD_FILE, PROVENANCE_FILE, HOST_FILE, HOST_AFTER_FILE):
             path = os.path.join(status.where, name)
             if os.path.exists(path):
                 shutil.copy(path, self.stagedir)

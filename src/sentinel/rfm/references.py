@@ -1,17 +1,23 @@
-"""References per partition from ``config/references/<system>.yaml`` through ``$ref``."""
+"""References per partition: the reference file (``$ref``), then the learnt baseline."""
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
 import yaml
+from reframe.core import runtime
 from reframe.core.builtins import run_before, variable
 
+from sentinel.analysis import baseline
+from sentinel.analysis.baseline import Band
+from sentinel.analysis.host import slowed
+from sentinel.analysis.variables import HOST_VARIABLES
 from sentinel.errors import SentinelError
-from sentinel.paths import references_dir
+from sentinel.paths import baselines_dir, references_dir
 
 
 class Requirements(rfm.RegressionTestPlugin):
@@ -75,11 +81,62 @@ class PartitionReferences(Requirements):
     #: :type: :class:`Dict[str, List[str]]`
     reference_entry = variable(typ.Dict[str, typ.List[str]], value={}, loggable=True)
 
+    #: The mode whose stored sessions this test case's learnt bands come
+    #: from (each mode sets it, as it marks its sessions with
+    #: ``--session-extras mode=...``): a quick run's values are not a night's.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (sessions run without a mode)
+    history_mode = variable(str, value="", loggable=True)
+
+    #: Where each band of :attr:`reference_entry` came from: ``file`` (the
+    #: reference file, written by hand or ``sentinel calibrate``) or
+    #: ``learnt`` (the rolling baseline ``sentinel baseline`` wrote).
+    #:
+    #: :type: :class:`Dict[str, str]`
+    reference_origin = variable(typ.Dict[str, str], value={}, loggable=True)
+
+    #: The variables the learnt baseline has no band for yet, each with why:
+    #: the burn-in of a new site or test case, or values that make no band.
+    #: A judged one is provisional: recorded and reported, never failed.
+    #:
+    #: :type: :class:`Dict[str, str]`
+    provisional = variable(typ.Dict[str, str], value={}, loggable=True)
+
+    #: The stored sessions the learnt bands came from, ``uuid@start`` (unix s).
+    #:
+    #: :type: :class:`List[str]`
+    baseline_sessions = variable(typ.List[str], value=[], loggable=True)
+
+    #: Levels that changed and that nobody accepted yet: the band stays at
+    #: the old level until ``sentinel accept`` moves it; variable -> what
+    #: changed, and since when.
+    #:
+    #: :type: :class:`Dict[str, str]`
+    level_changes = variable(typ.Dict[str, str], value={}, loggable=True)
+
+    #: The variables whose band can fail this test case (set before the
+    #: performance stage): the check's headline variables, or the site's
+    #: ``judged`` setting (partition extras); in an acceptance, also every
+    #: variable of the reference file's entry.
+    #:
+    #: :type: :class:`List[str]`
+    judged_variables = variable(typ.List[str], value=[], loggable=True)
+
+    #: The host probe's figures worse than their bands (the file's or the
+    #: learnt ones), each with its value: the node's fault, not the MPI's;
+    #: the report folds the node's failed MPI verdicts into one line with them.
+    #:
+    #: :type: :class:`List[str]`
+    host_outside = variable(typ.List[str], value=[], loggable=True)
+
     @run_before("run")
     def load_references(self) -> None:
-        """Point ReFrame at this system's reference file and record what was found.
+        """Find this test case's bands: the reference file's, then the learnt baseline's.
 
-        A packed job has none: its transports' tests carry the references.
+        The file's entry (an acceptance's contract, a calibration) is never
+        replaced by a learnt band; an acceptance reads the file alone. A
+        packed job has none: its transports' tests carry the references.
         Where they must have one (acceptance) and the file is missing, it
         fails as they would, before its job runs for nothing.
         """
@@ -93,29 +150,166 @@ class PartitionReferences(Requirements):
         self.reference_index_names = "/".join(self.reference_index)
         self.reference_index_values = "/".join(self._index_value(k)
                                                for k in self.reference_index)
-        name = f"{self.current_system.name}.yaml"
-        path = references_dir() / name
+        said = [self._file_references()]
+        if not self.require_partition_reference:
+            said.append(self._learnt_references())
+        self.reference_status = "; ".join(said)
+        # The file's variables must be measured (the site's word); a learnt
+        # band judges a value when there is one, and an unresolved one is
+        # reported with its bound.
+        self.referenced_variables = sorted(n for n, o in self.reference_origin.items()
+                                           if o == "file")
+
+    def _file_references(self) -> str:
+        """The reference file's entry, if any; what was found (:attr:`reference_status`)."""
+        path = references_dir() / f"{self.current_system.name}.yaml"
+        key = self.reference_index_values
         if not path.exists():
             self._no_reference(f"{path} does not exist")
-            return
+            return f"no reference file: {path} does not exist"
         self.reference = {"$ref": str(path)}
-        key = self.reference_index_values
         try:
             entry = self.reference[self]
         except KeyError:
             if not self.require_partition_reference:
-                self._no_reference(f"{path} has no entry for {key}")
-            elif self.runs_transport(self.transport_name):  # a required test takes its results
-                self.reference_status = (f"no reference: {path} has no entry for {key}; run "
-                                         "for a required test that takes its results")
-            else:  # an acceptance runs what its file requires
-                self.skip(f"not among the requirements of {self.current_system.name}: {path} "
-                          f"has no entry for {key} (the acceptance runs what the reference "
-                          "file covers)")
-        else:
-            self.reference_status = f"{path}: {key}"
-            self.referenced_variables = sorted(entry)
-            self.reference_entry = {name: [str(x) for x in entry[name]] for name in sorted(entry)}
+                return f"no reference: {path} has no entry for {key}"
+            if self.runs_transport(self.transport_name):  # a required test takes its results
+                return (f"no reference: {path} has no entry for {key}; run for a required "
+                        "test that takes its results")
+            # an acceptance runs what its file requires
+            self.skip(f"not among the requirements of {self.current_system.name}: {path} "
+                      f"has no entry for {key} (the acceptance runs what the reference file "
+                      "covers)")
+        self.reference_entry = {name: [str(x) for x in entry[name]] for name in sorted(entry)}
+        self.reference_origin = dict.fromkeys(self.reference_entry, "file")
+        return f"{path}: {key}"
+
+    def _learnt_references(self) -> str:
+        """The learnt baseline's bands of what the file does not hold; what was found."""
+        path = baselines_dir() / f"{self.current_system.name}.json"
+        if not path.exists():
+            return (f"no learnt baseline: {path} does not exist ('sentinel baseline' writes "
+                    "it from the stored sessions; until then judged values are provisional)")
+        data = baseline.read(path)
+        key = baseline.case_key(self.history_mode, type(self).__name__,
+                                self.reference_index_values)
+        learnt = baseline.entry(data, key, str(path))
+        entry, origin = dict(self.reference_entry), dict(self.reference_origin)
+        provisional, changed, sessions = {}, {}, {}
+        for name, found in learnt.items():
+            if name in entry:  # the file's band is the site's word
+                continue
+            if found.change:
+                changed[name] = found.change.get("said", "")
+            if found.band is None:
+                provisional[name] = found.note
+                continue
+            entry[name] = [str(x) for x in found.band.as_list()]
+            origin[name] = "learnt"
+            sessions.update(found.sessions)
+        self.reference_entry, self.reference_origin = entry, origin
+        self.provisional, self.level_changes = provisional, changed
+        self.baseline_sessions = [f"{u}@{t:.0f}" for u, t in sorted(sessions.items(),
+                                                                    key=lambda s: s[1])]
+        if not learnt:
+            return (f"no learnt band for {key} in {path} ({baseline.learnt_when(data)}): a "
+                    "new test case, provisional until enough of its sessions passed")
+        return (f"learnt baseline {path} ({baseline.learnt_when(data)}): "
+                f"{sum(o == 'learnt' for o in origin.values())} band(s) from "
+                f"{len(sessions)} session(s)")
+
+    def judged_patterns(self) -> list[str] | None:
+        """The site's ``judged`` setting for this check (partition extras), or None.
+
+        A setting that is not a mapping of check names to lists of regular
+        expressions is an error naming the partition and what is wrong.
+        """
+        where = f"partition {self.current_partition.fullname}: extras['judged']"
+        setting = self.current_partition.extras.get("judged") or {}
+        if not isinstance(setting, dict):
+            raise SentinelError(f"{where} is {setting!r}: expected a mapping of check names "
+                                "to lists of variable patterns")
+        patterns = setting.get(type(self).__name__, setting.get(self.spec.name))
+        if patterns is None:
+            return None
+        if not (isinstance(patterns, (list, tuple)) and all(isinstance(p, str) for p in patterns)):
+            raise SentinelError(f"{where}[{type(self).__name__!r}] is {patterns!r}: expected a "
+                                "list of regular expressions")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise SentinelError(f"{where}[{type(self).__name__!r}]: {pattern!r} is not a "
+                                    f"regular expression ({err})") from None
+        return list(patterns)
+
+    def _confirming(self, judged: set[str], values: dict) -> set[str]:
+        """A retry judges what the attempt before it found outside its bands, alone.
+
+        A failure is confirmed when the same value is outside its band when
+        measured again; another value outside in the retry alone is the next
+        session's to judge (said in ``reference_status``).
+        """
+        key = (self.unique_name, self.current_partition.fullname, self.current_environ.name)
+        before = _OUTSIDE.pop(key, None)
+        if runtime.runtime().current_run > 0 and before:
+            self.reference_status += ("; measured again: judged on " + ", ".join(sorted(before))
+                                      + ", outside its band in the attempt before")
+            judged = judged & before
+        outside = set()
+        for name in judged & set(values):
+            entry = self.reference_entry.get(name)
+            if entry and Band.of_entry(entry).worse(values[name][0]):
+                outside.add(name)
+        if outside:
+            _OUTSIDE[key] = outside
+        return judged
+
+    def _judges(self, name: str, patterns: list[str] | None) -> bool:
+        """Whether ``name``'s band can fail this test case (:attr:`judged_variables`)."""
+        return self.spec.judged(name, patterns) or (
+            self.require_partition_reference and self.reference_origin.get(name) == "file")
+
+    def judged_entry(self) -> dict[str, list[str]]:
+        """The bands a node is judged by: the judged variables' and the host probe's."""
+        patterns = self.judged_patterns()
+        return {n: e for n, e in self.reference_entry.items()
+                if n in HOST_NAMES or self._judges(n, patterns)}
+
+    @run_before("performance")
+    def judge_references(self) -> None:
+        """Give ReFrame the bands of the judged variables only; the others are recorded.
+
+        A judged variable without a band is provisional (burn-in) and cannot
+        fail; the host probe's figures are never given to ReFrame (they tell
+        the node's fault from the MPI's). In an acceptance every variable of
+        the file's entry is a requirement.
+        """
+        if self.is_dry_run() or getattr(self, "is_packed_job", False):
+            return
+        patterns = self.judged_patterns()
+        values = getattr(self, "values", None) or {}
+        required = [n for n, o in self.reference_origin.items()
+                    if o == "file" and self.require_partition_reference]
+        judged = {n for n in [*values, *self.unresolved, *required] if self._judges(n, patterns)}
+        judged = self._confirming(judged, values)
+        self.judged_variables = sorted(judged)
+        # provisional: a judged value measured tonight without a band (an
+        # unresolved one is reported as such, with its bound)
+        provisional = {n: why for n, why in self.provisional.items()
+                       if n in judged and n in values}
+        for name in (judged & set(values)) - set(self.reference_entry) - set(provisional):
+            provisional[name] = ("provisional: not in the learnt baseline yet (a new site or "
+                                 "test case; reference_status says more)")
+        self.provisional = provisional
+        bands = {n: tuple(Band.of_entry(e).as_list())
+                 for n, e in self.reference_entry.items() if n in judged}
+        self.reference = {self.current_partition.fullname: bands}
+        after = {n: (v, self.spec.var(n).unit)
+                 for n, v in (getattr(self, "host_after", None) or {}).items()}
+        self.host_outside = [*slowed(values, self.reference_entry),
+                             *(f"{said} (after the launches)"
+                               for said in slowed(after, self.reference_entry))]
 
     def runs_transport(self, transport: str) -> bool:
         """Whether this combination over ``transport`` is to run: always, but in an acceptance.
@@ -156,7 +350,6 @@ class PartitionReferences(Requirements):
         return str(getattr(self, key))
 
     def _no_reference(self, why: str) -> None:
-        self.reference_status = f"no reference: {why}"
         if self.require_partition_reference:
             raise SentinelError(f"a reference is required (acceptance): {why}")
 
@@ -165,6 +358,16 @@ class PartitionReferences(Requirements):
 def _parsed(path: str, mtime: float) -> dict:
     with open(path) as fp:
         return yaml.safe_load(fp) or {}
+
+
+#: What an attempt of a test case found outside its bands, for its retry to
+#: confirm: (unique name, partition, environment) -> the judged variables. A
+#: retry is a new instance of the test (ReFrame clones the case from the
+#: original check): the process is what the attempts share.
+_OUTSIDE: dict[tuple[str, str, str], set[str]] = {}
+
+#: The host probe's variables: never judged, they attribute (:attr:`host_outside`).
+HOST_NAMES = frozenset(v.template for v in HOST_VARIABLES)
 
 
 def requirements_of(path: Path) -> dict:

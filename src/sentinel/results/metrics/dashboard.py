@@ -40,6 +40,8 @@ def variable_regex(var: PerfVar) -> str:
         out += "".join("\\\\" + c if not c.isalnum() and c != "_" else c for c in literal)
         if field is not None:
             fixed = (var.headline or {}).get(field)
+            if isinstance(fixed, tuple):
+                fixed = "(" + "|".join(fixed) + ")"
             out += fixed if fixed is not None else "[^_]+"
     return out
 

@@ -15,7 +15,7 @@ from sentinel.results import changes
 from sentinel.results.report import html, summary, tables
 from sentinel.results.report.figures import by_check
 from sentinel.results.report.inputs import read
-from sentinel.results.report.load import Inputs
+from sentinel.results.report.load import Case, Inputs
 from sentinel.results.vet import actions
 
 
@@ -43,13 +43,16 @@ LAST_ACTIONS = 5
 
 def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
              vetted: list[tables.NodeVerdict] | None = None,
-             acted: list[actions.Action] | None = None) -> list[str]:
+             acted: list[actions.Action] | None = None,
+             cases: list[Case] | None = None) -> list[str]:
     """The text summary printed at the end: verdict, the nodes that failed, the headlines."""
     lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
              f"{len(acc.failed_cases)} failed test cases)"]
     lines += [f"node action: {when(a.time)} {a.where} {a.node} {a.action}: {a.reason}"
               for a in (acted or [])[-LAST_ACTIONS:]]
-    lines += [f"host: {h.where} {h.text}" for h in tables.host_slowdowns(acc)]
+    lines += [f"host: {h.where} {h.text}"
+              for h in tables.host_slowdowns(acc, cases if cases is not None else list(
+                  {id(r.case): r.case for r in all_rows}.values()))]
     if vetted:
         bad = [v for v in vetted if v.failed]
         lines.append(f"nodes vetted: {len(vetted)}, failed: "
@@ -93,7 +96,8 @@ def _write(inputs: Inputs, out_dir: Path) -> Written:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = Written(out_dir / "sentinel-report.html", out_dir / "sentinel-report.json",
                       out_dir / "sentinel-report.csv", acc.verdict,
-                      headline(all_rows, acc, tables.nodes(inputs.cases), inputs.node_actions),
+                      headline(all_rows, acc, tables.nodes(inputs.cases), inputs.node_actions,
+                               inputs.cases),
                       inputs.problems,
                       inputs.errors)
     written.html.write_text(html.page("MPI Sentinel report", generated, shown, acc,

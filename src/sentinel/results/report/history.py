@@ -26,7 +26,7 @@ _READ = ("name", "display_name", "unique_name", "system", "partition", "environ"
          "perfvalues", "intervals", "interval_coverage", "job_completion_time_unix",
          "provenance", "transport", "mapping", "fail_reason", "skip_reason", "queue_model",
          "queue_evidence", "mpi_linkage", "unresolved", "fabric_pairs", "outliers", "cleared",
-         "dependencies_actual")
+         "dependencies_actual", "reference_index_values", "judged_variables", "host_outside")
 
 _StoredCase = msgspec.defstruct("_StoredCase", [(k, Any, msgspec.UNSET) for k in _READ])
 _StoredRun = msgspec.defstruct("_StoredRun", [("testcases", list[_StoredCase], [])])
@@ -54,25 +54,28 @@ def _skeleton(blob: bytes) -> dict | None:
     return {"session_info": report.session_info, "runs": runs}
 
 
-def _stored_session(blob: object, where: str,
-                    headline_only: bool) -> tuple[dict, list[Case]]:
+def _stored_session(blob: object, where: str, headline_only: bool,
+                    with_judged: bool) -> tuple[dict, list[Case]]:
     """The session and test cases of one run report stored in the results database."""
     if not isinstance(blob, bytes):
         raise ValueError(f"{where}: no run report stored")
     report = _skeleton(blob)
     if report is None:
         report = parse(utf8(blob, where), where)
-    cases = cases_of(report, where, headline_only)  # first: it checks the session's type too
+    # first: it checks the session's type too
+    cases = cases_of(report, where, headline_only, with_judged)
     return report["session_info"], cases
 
 
 def load_history(db: Path, inputs: Inputs, headline_only: bool = True,
-                 parallel: bool = True) -> None:
+                 parallel: bool = True, with_judged: bool = False) -> None:
     """Add every session stored in ReFrame's results database (oldest first).
 
     ``headline_only``: keep only the headline variables of each stored test
     case, all that the trends and the change points read (at a site the
-    others are millions of values). ``parallel``: decode in forked workers
+    others are millions of values); ``with_judged``: and the variables each
+    test case judged and its host probe's (what ``sentinel baseline``
+    learns from). ``parallel``: decode in forked workers
     (not at interpreter exit, where no process pool can start). No database:
     no history; one that cannot be read is a problem naming it.
     """
@@ -83,7 +86,8 @@ def load_history(db: Path, inputs: Inputs, headline_only: bool = True,
     except SentinelError as err:
         inputs.problems.append(str(err))
         return
-    _ROWS[:] = [(f"{db}: session {uuid}", blob, headline_only) for uuid, blob in rows]
+    _ROWS[:] = [(f"{db}: session {uuid}", blob, headline_only, with_judged)
+                for uuid, blob in rows]
     try:
         for session in _without_cycle_collection(_decoded, len(_ROWS), parallel):
             if isinstance(session, str):
@@ -112,13 +116,13 @@ def _without_cycle_collection(func: Callable[..., Any], *args: object) -> Any:
 
 
 #: The stored sessions being decoded, read by the forked workers of :func:`_decoded`.
-_ROWS: list[tuple[str, object, bool]] = []
+_ROWS: list[tuple[str, object, bool, bool]] = []
 
 
 def _decode_row(i: int) -> tuple[dict, list[Case]] | str:
-    where, blob, headline_only = _ROWS[i]
+    where, blob, headline_only, with_judged = _ROWS[i]
     try:
-        return _stored_session(blob, where, headline_only)
+        return _stored_session(blob, where, headline_only, with_judged)
     except ValueError as err:
         return str(err)
 

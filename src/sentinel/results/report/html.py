@@ -58,6 +58,7 @@ class CaseRow:
     reason: str  # why it did not pass ('' when it did)
     result: str
     cells: list[tuple[str, str]]  # (text, CSS class) per headline variable
+    bands: str = ""  # where its bands came from: the file, the sessions learnt from
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,29 @@ def _case_row(c: Case, names: list[str]) -> CaseRow:
     params = " ".join(x for x in (c.transport, c.mapping, c.variant, c.node) if x)
     result = c.result.upper() if c.result in ("pass", "fail") else c.result
     reason = c.fail_reason if c.result != "pass" else ""
-    return CaseRow(case_id(c), params or c.name, reason, result, [_cell(c, n) for n in names])
+    return CaseRow(case_id(c), params or c.name, reason, result, [_cell(c, n) for n in names],
+                   bands_said(c))
+
+
+def bands_said(c: Case) -> str:
+    """Where a test case's bands came from: the sessions of its learnt baseline, the file."""
+    origin = c.extra.get("reference_origin") or {}
+    parts = []
+    if "file" in origin.values():
+        parts.append("bands from the reference file")
+    sessions = [s.rpartition("@") for s in c.extra.get("baseline_sessions") or []]
+    if sessions:
+        first, last = float(sessions[0][2]), float(sessions[-1][2])
+        parts.append(f"bands learnt from {len(sessions)} passed sessions, "
+                     f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(first))} to "
+                     f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(last))} UTC: "
+                     + " ".join(u[:8] for u, _, _ in sessions))
+    provisional = c.extra.get("provisional") or {}
+    if provisional:
+        parts.append("provisional: " + "; ".join(f"{n} ({why})"
+                                                 for n, why in sorted(provisional.items())))
+    parts += [f"{n}: {said}" for n, said in sorted((c.extra.get("level_changes") or {}).items())]
+    return "; ".join(parts)
 
 
 def _check(part: str, env: str, check: str, members: list[Case],

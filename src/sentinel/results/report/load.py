@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sentinel.analysis.variables import HIGHER, NEUTRAL, PerfVar, declaration
+from sentinel.analysis.baseline import entry_number
+from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, NEUTRAL, PerfVar, declaration
 from sentinel.errors import SentinelError
 from sentinel.results import provenance
 from sentinel.results.report.shape import checked_session, expect, is_number
@@ -47,6 +48,16 @@ class Variable:
     #: That interval's coverage where it is not the suite's 95 %
     #: (``interval_coverage``: the range of 3 repetitions covers 75 %).
     coverage: float | None = None
+    #: Whether its band could fail the test case (``judged_variables``); None
+    #: in a session of a suite that judged every referenced variable.
+    judged: bool | None = None
+    #: Where its band came from: ``file`` or ``learnt`` ('' without one).
+    origin: str = ""
+    #: A judged variable without a band: why (burn-in, no band); '' otherwise.
+    provisional: str = ""
+    #: The band the test case recorded for a variable it did not judge:
+    #: ``(reference, lower, upper)``; shown beside the value, never failed.
+    recorded_band: tuple[float, float | None, float | None] | None = None
 
     @property
     def declared_value(self) -> float | None:
@@ -65,13 +76,30 @@ class Variable:
 
     @property
     def headline(self) -> bool:
-        """Whether the check declares it a headline variable (followed night after night)."""
+        """Whether the check declares it a headline variable (judged by default)."""
         return self.decl is not None and self.decl.is_headline(self.name)
+
+    @property
+    def followed(self) -> bool:
+        """Whether the check follows it night after night (trends, change points)."""
+        return self.decl is not None and self.decl.is_followed(self.name)
 
     @property
     def referenced(self) -> bool:
         """Whether a reference band applies (ReFrame's default has no bounds)."""
         return self.lower is not None or self.upper is not None
+
+    @property
+    def outside_recorded(self) -> str:
+        """For a variable not judged: ``worse``/``better`` than its recorded band, else ''."""
+        if self.recorded_band is None or self.value is None or self.decl is None:
+            return ""
+        ref, lower, upper = self.recorded_band
+        below = lower is not None and self.value < ref * (1 + lower)
+        above = upper is not None and self.value > ref * (1 + upper)
+        if not (below or above) or self.decl.better == NEUTRAL:
+            return ""
+        return "worse" if below == (self.decl.better == HIGHER) else "better"
 
     @property
     def band(self) -> tuple[float | None, float | None]:
@@ -143,6 +171,16 @@ class Case:
     #: What the attempts before this one ended with (``--max-retries``), first
     #: first: ``attempt 1: fail: <reason>``; empty when it ran once.
     retried: list[str] = field(default_factory=list)
+    #: Its place in the reference file and the learnt baseline: the values
+    #: of its reference index (``local:cpu/openmpi/ob1-tcp/core``); '' for a
+    #: test case without references (a build).
+    index: str = ""
+    #: The variables whose band could fail it (``judged_variables``); None for
+    #: a session of a suite that judged every referenced variable.
+    judged: list[str] | None = None
+    #: What the earlier attempts measured of the variables they failed on:
+    #: the first measurement of a failure confirmed by the retry.
+    earlier_values: list[dict[str, Variable]] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -233,17 +271,42 @@ def _declared(check: str, name: str) -> PerfVar | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _headline(check: str, key: str) -> bool:
+def _followed(check: str, key: str) -> bool:
     name = key.split(":", 2)[-1]
     decl = _declared(check, name)
-    return decl is not None and decl.is_headline(name)
+    return decl is not None and decl.is_followed(name)
 
 
-def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> Case:
+def _judged_of(tc: dict, where: str) -> list[str] | None:
+    """The test case's ``judged_variables`` (None in a session of an older suite)."""
+    judged = tc.get("judged_variables")
+    if judged is None:
+        return None
+    expect(judged, "a list", f"{where}: 'judged_variables'")
+    if not all(isinstance(n, str) for n in judged):
+        raise ValueError(f"{where}: 'judged_variables' must be a list of names")
+    return list(judged)
+
+
+def _kept(check: str, key: str, judged: list[str] | None, with_judged: bool) -> bool:
+    """Whether a stored variable is kept when only the headline ones are asked for."""
+    if _followed(check, key):
+        return True
+    name = key.split(":", 2)[-1]
+    return with_judged and (name in (judged or ()) or name in _HOST)
+
+
+_HOST = frozenset(v.template for v in HOST_VARIABLES)
+
+
+def _case(tc: dict, session: dict, source: str, headline_only: bool = False,
+          with_judged: bool = False) -> Case:
     """One test case (its shape checked by :func:`cases_of`) with its variables.
 
-    ``headline_only``: only the headline variables (a stored session: the
-    trends and change points read no other).
+    ``headline_only``: only the variables followed night after night (a
+    stored session: the trends and change points read no other); ``with_judged`` keeps beside
+    them the variables the test case judged and the host probe's (what
+    ``sentinel baseline`` learns bands of).
     """
     name = tc.get("display_name", tc["name"])
     check = tc["name"].split()[0]
@@ -255,11 +318,14 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
     variables = {}
     intervals = _intervals(tc.get("intervals"), where)
     coverage = _coverage(tc.get("interval_coverage"), where)
+    judged = _judged_of(tc, where)
     for key, entry in perfvalues.items():
-        if headline_only and not _headline(check, key):
+        if headline_only and not _kept(check, key, judged, with_judged):
             continue
         var = _variable(check, key, entry, where, intervals, coverage)
         variables[var.name] = var
+    if judged is not None:
+        variables = _with_origin(variables, tc, judged, where)
     try:
         recorded = provenance.of_testcase(tc)
     except SentinelError as err:
@@ -275,22 +341,86 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False) -> 
         variables=variables,
         extra={k: tc[k] for k in ("queue_model", "queue_evidence", "mpi_linkage", "unresolved",
                                   "fabric_pairs", "outliers", "cleared", "nodes_vetted",
-                                  "node_verdicts") if tc.get(k)},
-        provenance=recorded)
+                                  "node_verdicts", *BASELINE_FIELDS) if tc.get(k)},
+        provenance=recorded, index=str(tc.get("reference_index_values") or ""), judged=judged)
 
 
-def cases_of(report: dict, source: str, headline_only: bool = False) -> list[Case]:
+def _with_origin(variables: dict[str, Variable], tc: dict, judged: list[str],
+                 where: str) -> dict[str, Variable]:
+    """Each variable with what the test case recorded of its band and its judgement."""
+    fields = {}
+    for name in ("reference_origin", "provisional", "reference_entry"):
+        value = tc.get(name) or {}
+        expect(value, "an object", f"{where}: {name!r}")
+        fields[name] = value
+    out = {}
+    for name, var in variables.items():
+        entry = fields["reference_entry"].get(name)
+        band = None
+        if name not in judged and isinstance(entry, list) and len(entry) == 4:
+            ref, lower, upper = (entry_number(x) for x in entry[:3])
+            band = (ref, lower, upper) if ref else None
+        out[name] = replace(var, judged=name in judged,
+                            origin=str(fields["reference_origin"].get(name, "")),
+                            provisional=str(fields["provisional"].get(name, "")),
+                            recorded_band=band)
+    return out
+
+
+#: What a test case recorded of its bands' origin (:mod:`sentinel.rfm.references`).
+BASELINE_FIELDS = ("reference_origin", "reference_entry", "provisional", "baseline_sessions",
+                   "level_changes", "host_outside", "reference_status")
+
+
+def cases_of(report: dict, source: str, headline_only: bool = False,
+             with_judged: bool = False) -> list[Case]:
     """The last attempt of each test case of a run report; ValueError names what is wrong."""
     session = checked_session(report, source)
     tried = attempts(report)
     last = [tries[-1] for tries in tried]
-    cases = [_case(tc, session, source, headline_only) for tc in last]
+    cases = [_case(tc, session, source, headline_only, with_judged) for tc in last]
     why = _DependencyReasons(last, source)
     for tc, case, tries in zip(last, cases, tried):
         if case.result == "skip" and not case.fail_reason:
             case.fail_reason = why.of(tc)
         case.retried = earlier(tries)
+        case.earlier_values = [_failed_values(case, early, source) for early in tries[:-1]]
+        case.variables = _judged_earlier(case, tries[:-1], session, source)
     return cases
+
+
+def _judged_earlier(case: Case, earlier: list[dict], session: dict,
+                    source: str) -> dict[str, Variable]:
+    """The last attempt's variables, those judged and within their band before as then.
+
+    A retry judges again only what was outside its band
+    (:mod:`sentinel.rfm.references`): a variable that passed an earlier
+    attempt keeps that attempt's value and verdict, not the retry's "recorded".
+    """
+    if case.judged is None or not earlier:
+        return case.variables
+    out = dict(case.variables)
+    for tc in earlier:
+        for name, var in _case(tc, session, source).variables.items():
+            now = out.get(name)
+            if now is not None and now.judged is False and var.referenced \
+                    and var.result == "pass":
+                out[name] = var
+    return out
+
+
+def _failed_values(case: Case, tc: dict, source: str) -> dict[str, Variable]:
+    """The variables an earlier attempt of ``case`` failed on, as it measured them."""
+    where = f"{source}: test case {case.name} (an earlier attempt)"
+    perfvalues = tc.get("perfvalues") or {}
+    expect(perfvalues, "an object", f"{where}: 'perfvalues'")
+    intervals = _intervals(tc.get("intervals"), where)
+    out = {}
+    for key, entry in perfvalues.items():
+        var = _variable(case.check, key, entry, where, intervals, {})
+        if var.result == "fail":
+            out[var.name] = var
+    return out
 
 
 class _DependencyReasons:

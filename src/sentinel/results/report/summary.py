@@ -14,11 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sentinel.results.report.load import Case, Inputs
+from sentinel.results.report.load import Case, Inputs, Variable
 from sentinel.results.report.tables import (
     Acceptance,
     HostSlowdown,
-    case_node,
     host_slowdowns,
     nodes,
     num,
@@ -127,7 +126,7 @@ def _compared(inputs: Inputs, newest: dict, previous: dict | None) -> str:
 
 
 def _case_groups(now: list[Case], before: list[Case] | None,
-                 folded: set[tuple[str, str]]) -> list[Group]:
+                 folded: set[int]) -> list[Group]:
     """New failures, still failing, fixed, no longer run: per test case.
 
     A failure on a node slowed as a whole is said once, as the node's (``folded``).
@@ -161,32 +160,72 @@ def _case_groups(now: list[Case], before: list[Case] | None,
     return groups
 
 
-def _host(slowed: list[HostSlowdown]) -> Group:
-    group = Group("nodes slowed as a whole (their host probe, before the MPI)", "FAIL")
+def _host(slowed: list[HostSlowdown]) -> list[Group]:
+    """Nodes slowed as a whole: those with failures (folded here), then the others."""
+    failed = Group("nodes slowed as a whole (their host probe, before the MPI)", "FAIL")
+    quiet = Group("nodes whose host probe was outside its band, nothing judged failing "
+                  "with it", "INFO")
     for s in slowed:
-        target = case_id(s.probe[0].case if s.probe else s.cases[0])
-        group.lines.append(Line(f"{s.where} {s.text}", target, "FAIL"))
-    return group
+        group = failed if s.cases else quiet
+        group.lines.append(Line(f"{s.where} {s.text}", case_id(s.shown_by), group.verdict))
+    return [failed, quiet]
 
 
-def _folded(slowed: list[HostSlowdown]) -> set[tuple[str, str]]:
-    """(system:partition, node) of each slowed node: its failures are said once, there."""
-    return {(s.where, s.node) for s in slowed}
+def _folded(slowed: list[HostSlowdown]) -> set[int]:
+    """The failed test cases a slowed node explains: said once, in its line."""
+    return {id(c) for s in slowed for c in s.cases}
 
 
-def _on(c: Case, folded: set[tuple[str, str]]) -> bool:
-    return (f"{c.system}:{c.partition}", case_node(c)) in folded
+def _on(c: Case, folded: set[int]) -> bool:
+    return id(c) in folded
 
 
-def _requirements(acc: Acceptance, folded: set[tuple[str, str]]) -> Group:
+def _requirements(acc: Acceptance, folded: set[int]) -> Group:
     group = Group("requirements not met (values outside their reference band)", "FAIL")
     for r in acc.requirements:
         if r.verdict == "FAIL" and not _on(r.case, folded):
             group.lines.append(Line(f"{r.case.where} {test_name(r.case)} {r.var.name}: "
-                                    f"{value_text(r.var)}, "
-                                    f"{r.var.change}",
+                                    f"{measured_twice(r.case, r.var)}, "
+                                    f"{r.var.change} than its {_origin(r.var)}",
                                     case_id(r.case), "FAIL"))
     return group
+
+
+def measured_twice(c: Case, var: Variable) -> str:
+    """The value, after what the earlier attempts measured where they failed on it too."""
+    before = [e[var.name] for e in c.earlier_values if var.name in e]
+    if not before:
+        return value_text(var)
+    return ("; ".join(f"{value_text(v)}" for v in before) + f", then {value_text(var)} "
+            f"measured again")
+
+
+def _origin(var: Variable) -> str:
+    return {"learnt": "learnt baseline", "file": "reference (file)"}.get(var.origin,
+                                                                         "reference")
+
+
+def _level_changes(cases: list[Case]) -> Group:
+    """Judged variables whose level changed and that nobody accepted: the band stays."""
+    group = Group("levels that changed and that nobody accepted (the band stays at the old "
+                  "level: sentinel accept moves it)", "INFO")
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        for name, said in sorted((c.extra.get("level_changes") or {}).items()):
+            group.lines.append(Line(f"{c.where} {test_name(c)} {name}: {said}", case_id(c),
+                                    "INFO"))
+    return group
+
+
+def _provisional(cases: list[Case]) -> list[Group]:
+    """Judged variables without a band yet (burn-in), one group per reason."""
+    by: dict[str, list[Line]] = defaultdict(list)
+    for c in sorted(cases, key=lambda c: (c.where, c.name)):
+        for name, why in sorted((c.extra.get("provisional") or {}).items()):
+            head = str(why).split(":")[0]
+            by[head].append(Line(f"{c.where} {test_name(c)} {name}: {why}", case_id(c),
+                                 "INFO"))
+    return [Group(f"{head}: judged, not failed", "INFO", lines)
+            for head, lines in sorted(by.items())]
 
 
 def _change_points(named: list[Change], cases: list[Case]) -> Group:
@@ -196,13 +235,23 @@ def _change_points(named: list[Change], cases: list[Case]) -> Group:
     for ch in named:
         case = here.get((ch.where, ch.test))
         target = case_id(case) if case else "changes"
-        verdict = "FAIL" if ch.verdict == "regression" else "INFO"
+        judged = _judged(case, ch.variable)
+        verdict = "FAIL" if ch.verdict == "regression" and judged else "INFO"
         group.lines.append(Line(f"{ch.where} {ch.test.split(' %build')[0]} {ch.variable}: "
                                 f"{num(ch.old, ch.unit)} -> {num(ch.new, ch.unit)} "
                                 f"({ch.shift:+.0%}, p = {ch.pvalue:.3f}) "
-                                f"{ch.verdict} from session {ch.after.session[:8]}",
+                                f"{ch.verdict} from session {ch.after.session[:8]}"
+                                + ("" if judged else " (recorded, not judged)"),
                                 target, verdict))
     return group
+
+
+def _judged(case: Case | None, name: str) -> bool:
+    """Whether the test case judged ``name`` (its check's headline ones for an older suite)."""
+    var = case.variables.get(name) if case else None
+    if var is not None and var.judged is not None:
+        return var.judged
+    return var.headline if var is not None else True
 
 
 def _fabric(cases: list[Case], field: str = "outliers") -> Group:
@@ -258,15 +307,17 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     stored = [s for s in inputs.history if s[0].get("uuid") == newest.get("uuid")]
     named = (changes.named_by(str(newest.get("uuid")), inputs.history, found)
              if stored else [])
-    slowed = host_slowdowns(acc)
+    slowed = host_slowdowns(acc, inputs.cases)
     folded = _folded(slowed)
     new, still, fixed, gone = _case_groups(inputs.cases, previous[1] if previous else None,
                                            folded)
-    changed = [_host(slowed), new, _requirements(acc, folded),
+    host, quiet = _host(slowed)
+    changed = [host, new, _requirements(acc, folded),
                _change_points(named, inputs.cases),
                _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone,
-               _fabric(inputs.cases, "cleared")]
+               _level_changes(inputs.cases), quiet, _fabric(inputs.cases, "cleared")]
     return Summary(newest, previous[0] if previous else None,
                    _compared(inputs, newest, previous[0] if previous else None),
                    [g for g in changed if g.lines],
-                   [*_skipped(inputs.cases), *_unresolved(inputs.cases)])
+                   [*_skipped(inputs.cases), *_unresolved(inputs.cases),
+                    *_provisional(inputs.cases)])

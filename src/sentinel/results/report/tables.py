@@ -19,7 +19,8 @@ from sentinel.results.report.load import Case, Variable
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
                   "test", "variable", "value", "interval_low", "interval_high",
                   "interval_coverage", "unit",
-                  "reference", "lower_bound", "upper_bound", "margin", "verdict")
+                  "reference", "lower_bound", "upper_bound", "margin", "band_origin",
+                  "earlier_values", "verdict")
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,21 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        """PASS/FAIL against a reference band, or "no reference"."""
-        if not self.var.referenced:
-            return "no reference"
-        return "PASS" if self.var.result == "pass" else "FAIL"
+        """PASS/FAIL against a band that judged it; else what it is.
+
+        ``provisional``: judged, but its baseline has no band yet (burn-in);
+        ``recorded``: not judged (recorded, plotted, compared, never failed),
+        ``recorded, worse than its band`` where the test case had a band for it;
+        ``no reference``: neither.
+        """
+        if self.var.referenced:
+            return "PASS" if self.var.result == "pass" else "FAIL"
+        if self.var.judged and self.var.provisional:
+            return "provisional"
+        if self.var.judged is False:
+            side = self.var.outside_recorded
+            return f"recorded, {side} than its band" if side else "recorded"
+        return "no reference"
 
     def as_dict(self) -> dict:
         """The row as the JSON and CSV summaries give it."""
@@ -49,6 +61,9 @@ class Row:
                 "unit": self.var.unit,
                 "reference": self.var.reference if self.var.referenced else None,
                 "lower_bound": lo, "upper_bound": hi, "margin": self.var.margin,
+                "band_origin": self.var.origin or None,
+                "earlier_values": [e[self.var.name].value for e in c.earlier_values
+                                   if self.var.name in e],
                 "verdict": self.verdict}
 
 
@@ -98,24 +113,22 @@ class HostSlowdown:
 
     where: str  # system:partition
     node: str  # the job's nodes, as the provenance records them
-    probe: list[Row]  # the host probe's requirements that failed, worse
+    #: The probe's figures outside their bands, worse: ``host_copy_bw 4.1 GB/s, 52 % ...``.
+    probe: list[str]
     cases: list[Case]  # the failed test cases of that node: the node's, not their MPI's
-    #: The probe's figures as a test case's sanity said them, when a value the
-    #: slowed node left unresolved failed it before any reference was compared.
-    said: str = ""
+    #: The test case whose probe is said first (the report links to it).
+    shown_by: Case
 
     @property
     def text(self) -> str:
-        """``node n1: host_copy_bw 4.1 GB/s, 52.3 % worse than its reference 8.6 GB/s; ...``."""
-        figures = "; ".join(
-            f"{r.var.name} {value_text(r.var)}, {r.var.change} than its reference "
-            f"{num(r.var.reference, r.var.unit)}" for r in self.probe) or self.said
+        """``node n1 slowed as a whole ...: host_copy_bw 4.1 GB/s, 52.3 % worse ...; ...``."""
         values = sum(1 for c in self.cases for v in c.variables.values()
                      if v.referenced and v.result != "pass" and not is_host(v.name))
+        folded = (f"{len(self.cases)} test case(s) and {values} MPI value(s) failed with it "
+                  "there: the node's CPU or memory, not the MPI (their lines are folded here)"
+                  if self.cases else "nothing judged failed with it there")
         return (f"node {self.node} slowed as a whole (the host probe, before any MPI): "
-                f"{figures}; {len(self.cases)} test case(s) and {values} MPI value(s) failed "
-                "with it there: the node's CPU or memory, not the MPI (their lines are "
-                "folded here)")
+                f"{'; '.join(self.probe)}; {folded}")
 
 
 def is_host(name: str) -> bool:
@@ -130,45 +143,53 @@ def _worse(var: Variable) -> bool:
     return var.change.endswith("worse")
 
 
-def host_slowdowns(acc: Acceptance) -> list[HostSlowdown]:
-    """Each node whose host probe failed its band, worse, with the failed cases there.
+def _probe_figures(c: Case, acc: Acceptance) -> list[str]:
+    """What a test case said of its probe outside its band, worse ([] when nothing).
 
-    The node is the job's (``provenance['nodes']``): the probe ran on the
-    node the MPI launches ran on, so what failed beside it shares its cause.
+    Its ``host_outside``; in a session of a suite that judged the probe
+    like any variable, its failed probe requirements; where sanity failed
+    first, the figures its message leads with.
     """
-    probe: dict[tuple[str, str], list[Row]] = {}
-    for r in acc.requirements:
-        if r.verdict == "FAIL" and is_host(r.var.name) and _worse(r.var):
-            key = (f"{r.case.system}:{r.case.partition}", case_node(r.case))
-            if key[1]:
-                probe.setdefault(key, []).append(r)
-    cases: dict[tuple[str, str], list[Case]] = {}
-    said: dict[tuple[str, str], str] = {}
-    for c in acc.failed_cases:
+    said = [str(x) for x in c.extra.get("host_outside") or []]
+    said += [f"{r.var.name} {value_text(r.var)}, {r.var.change} than its reference "
+             f"{num(r.var.reference, r.var.unit)}" for r in acc.requirements
+             if r.case is c and r.verdict == "FAIL" and is_host(r.var.name) and _worse(r.var)]
+    mark = f"{SLOWED}: "
+    if not said and mark in c.fail_reason:
+        said.append(c.fail_reason.split(mark, 1)[1].split("; and so: ")[0])
+    return said
+
+
+def host_slowdowns(acc: Acceptance, cases: list[Case]) -> list[HostSlowdown]:
+    """Each node whose host probe was outside its band, worse, with the failures it explains.
+
+    The node is the job's (``provenance['nodes']``). A failed test case is
+    the node's when its own probe, measured on that node before its
+    launches, was outside its band: the node was slowed while its MPI was
+    measured. A failure whose own probe was within its band stays the MPI's,
+    whatever the node's other jobs saw. The figures said are those of the
+    failed test cases the node explains, else the others'.
+    """
+    failed = {id(c) for c in acc.failed_cases}
+    figures: dict[tuple[str, str], dict[str, str]] = {}
+    first: dict[tuple[str, str], Case] = {}
+    on: dict[tuple[str, str], list[Case]] = {}
+    for c in sorted(cases, key=lambda c: id(c) not in failed):
         key = (f"{c.system}:{c.partition}", case_node(c))
-        cases.setdefault(key, []).append(c)
-        mark = f"{SLOWED}: "
-        if mark in c.fail_reason and key[1]:
-            said.setdefault(key, c.fail_reason.split(mark, 1)[1].split("; and so: ")[0])
-    keys = sorted(set(probe) | set(said))
-    return [HostSlowdown(where, node, _one_per_variable(probe.get((where, node), [])),
-                         cases.get((where, node), []), said.get((where, node), ""))
-            for where, node in keys]
+        said = _probe_figures(c, acc) if key[1] else []
+        for text in said:
+            figures.setdefault(key, {}).setdefault(text.split(" ")[0], text)
+            first.setdefault(key, c)
+        if said and id(c) in failed:
+            on.setdefault(key, []).append(c)
+    return [HostSlowdown(where, node, [said[k] for k in sorted(said)], on.get((where, node), []),
+                         first[(where, node)])
+            for (where, node), said in sorted(figures.items())]
 
 
 def case_node(c: Case) -> str:
     """The nodes of a test case's job, as its provenance records them ('' if unknown)."""
     return c.provenance.get("nodes", "")
-
-
-def _one_per_variable(found: list[Row]) -> list[Row]:
-    """The worst row of each probe variable (every failed case of the node measured it)."""
-    worst: dict[str, Row] = {}
-    for r in found:
-        old = worst.get(r.var.name)
-        if old is None or (r.var.margin or 0) < (old.var.margin or 0):
-            worst[r.var.name] = r
-    return [worst[name] for name in sorted(worst)]
 
 
 #: The pt2pt variables shown in the transport matrix (latency, bandwidth).
@@ -260,12 +281,24 @@ def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str],
         "retried_test_cases": [{"test": c.name, "where": c.where, "earlier": c.retried,
                                 "result": c.result} for c in cases if c.retried],
         "host_slowdowns": [{"partition": h.where, "node": h.node, "verdict": h.text,
-                            "probe": [r.as_dict() for r in h.probe],
-                            "test_cases": [c.name for c in h.cases]}
-                           for h in host_slowdowns(acc)],
+                            "probe": h.probe, "test_cases": [c.name for c in h.cases]}
+                           for h in host_slowdowns(acc, cases)],
         "problems": problems,
+        "baselines": [_baseline_of(c) for c in cases if c.extra.get("reference_origin")
+                      or c.extra.get("provisional")],
+        "level_changes": [{"test": c.name, "where": c.where, "variable": name, "said": said}
+                          for c in cases
+                          for name, said in sorted((c.extra.get("level_changes") or {}).items())],
         "variables": [r.as_dict() for r in all_rows],
     }, indent=1)
+
+
+def _baseline_of(c: Case) -> dict:
+    """Where a test case's bands came from: their origin, the sessions learnt from."""
+    return {"test": c.name, "where": c.where,
+            "origin": dict(c.extra.get("reference_origin") or {}),
+            "sessions": [s.rpartition("@")[0] for s in c.extra.get("baseline_sessions") or []],
+            "provisional": dict(c.extra.get("provisional") or {})}
 
 
 def summary_csv(all_rows: list[Row]) -> str:

@@ -7,12 +7,11 @@ evidence. ReFrame ignores tables it does not own.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sentinel.errors import SentinelError
+from sentinel.results import store
 
 TABLE = "sentinel_node_actions"
 _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (time REAL, where_ TEXT, node TEXT, "
@@ -33,33 +32,15 @@ class Action:
 
 def record(db: Path, actions: list[Action]) -> None:
     """Append ``actions`` to the database (created if it does not exist yet)."""
-    if not actions:
-        return
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        with sqlite3.connect(db) as conn:
-            conn.execute(_SCHEMA)
-            conn.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                             [(a.time, a.where, a.node, a.action, a.reason, a.sessions)
-                              for a in actions])
-    except sqlite3.Error as err:
-        raise SentinelError(f"{db}: the node actions could not be recorded ({err}): "
-                            + "; ".join(f"{a.action} {a.node}" for a in actions)) from None
+    store.append(db, _SCHEMA, TABLE,
+                 [(a.time, a.where, a.node, a.action, a.reason, a.sessions) for a in actions],
+                 "the node actions (" + "; ".join(f"{a.action} {a.node}" for a in actions)
+                 + ")")
 
 
 def recorded(db: Path) -> list[Action]:
     """Every recorded action, oldest first ([] when none was ever recorded)."""
-    if not db.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
-                                (TABLE,)).fetchone():
-                return []
-            rows = conn.execute(f"SELECT * FROM {TABLE} ORDER BY time").fetchall()
-    except sqlite3.Error as err:
-        raise SentinelError(f"{db}: the node actions cannot be read ({err})") from None
-    return [Action(*row) for row in rows]
+    return [Action(*row) for row in store.rows_of(db, TABLE, "the node actions")]
 
 
 def now() -> float:

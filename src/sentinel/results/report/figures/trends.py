@@ -1,4 +1,4 @@
-"""The headline variables over the stored sessions, each change point marked.
+"""The followed variables over the stored sessions, each change point marked.
 
 Drawn for any check, beside its family's figures, where one of its series
 has a change point (:func:`sentinel.results.report.figures.by_check`).
@@ -16,18 +16,18 @@ from sentinel.results.report.figures.style import Figures
 from sentinel.results.report.load import Case
 from sentinel.results.report.tables import natural
 
-#: (partition, environ, check) -> headline variable -> test case -> [(time, value)].
+#: (partition, environ, check) -> followed variable -> test case -> [(time, value)].
 Lines = dict[tuple[str, str, str], dict[str, dict[str, list]]]
 
 
 def _trend_variables(history: list[tuple[dict, list[Case]]]) -> Lines:
-    """(partition, environ, check) -> headline variable -> test case -> [(time, value)]."""
+    """(partition, environ, check) -> followed variable -> test case -> [(time, value)]."""
     lines: Lines = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for info, cases in history:
         t = float(info.get("time_start_unix") or 0)
         for c in cases:
             for var in c.variables.values():
-                if var.headline and var.declared_value is not None:
+                if var.followed and var.declared_value is not None:
                     lines[(f"{c.system}:{c.partition}", c.environ, c.check)][var.name][
                         c.name].append((t, var.declared_value))
     return lines
@@ -59,7 +59,7 @@ def _panel(ax, per_test: dict[str, list], found: list, newest: float) -> None:
 
 
 def draw(history: list[tuple[dict, list[Case]]], found: list | None = None) -> Figures:
-    """The headline variables over the stored sessions: per partition, environment and check.
+    """The followed variables over the stored sessions: per partition, environment and check.
 
     A panel per variable; a line per test case, its value over its own median
     (so that test cases of any scale share the axes and a step stands out).
@@ -88,7 +88,7 @@ def draw(history: list[tuple[dict, list[Case]]], found: list | None = None) -> F
             ax.tick_params(labelsize=7)
         # days, not dates: a date axis took a third of the report's time at site scale
         style.labels(axes, "days before the newest session", "value / its median")
-        title = (f"{check} headline variables over {len(times)} stored sessions, "
+        title = (f"{check} followed variables over {len(times)} stored sessions, "
                  f"{env} on {part}")
         style.title(fig, title)
         out.append((title, style.png(fig)))

@@ -1,0 +1,68 @@
+"""The learnt baseline's defaults held to the unchanged nights captured on this machine.
+
+``tests/data/nights/unchanged.json.gz`` (its README says how it was captured)
+replayed through the suite's own decisions (``tests/cluster/replay.py``, as
+``benchmarks/false_alarms.py`` replays it): with the defaults of ``sentinel
+baseline`` and the retry, the unchanged nights name few false failures, none
+where a single measurement would have named many, and a 2x regression of a
+test case's judged values is named on the night it begins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sentinel.analysis.baseline import Settings
+from tests.cluster import nights
+from tests.cluster.replay import Tally, replay
+from tests.conftest import DATA
+
+#: The captured sessions are minutes apart: the burn-in's hours are not asked of them.
+DEFAULTS = replace(Settings(), min_span_h=0.0)
+
+
+@pytest.fixture(scope="module")
+def series() -> list[nights.Series]:
+    return nights.captured(DATA / "nights" / "unchanged.json.gz")
+
+
+def _tally(series: list[nights.Series], retries: int, factors: tuple[float, ...] = (),
+           every: bool = False) -> Tally:
+    total = Tally()
+    for s in series:
+        total.add(replay(s, DEFAULTS, retries, factors, every))
+    return total
+
+
+def test_the_captured_nights_hold_every_family_and_the_retries(series):
+    checks = {s.check for s in series}
+    assert {"Pt2ptCheck", "MatchingCheck", "RingCheck", "CollectivesCheck", "JacobiCheck",
+            "HybridCheck", "ImbCheck"} <= checks
+    paired = [s for s in series if any(r is not None for r in s.retries)]
+    assert {s.check for s in paired} == {"Pt2ptCheck", "MatchingCheck", "RingCheck"}
+    assert max(len(s.nights) for s in series) >= 8
+
+
+def test_unchanged_nights_fail_rarely_and_the_retry_is_what_keeps_them_so(series):
+    once = _tally(series, retries=0)
+    twice = _tally(series, retries=1)
+    assert twice.nights + twice.unsaid == once.nights >= 150
+    # a single measurement: many false failures; measured again: few
+    assert once.failed >= 3 * max(twice.failed, 1), (once.failed, twice.failed)
+    assert twice.failed / twice.nights < 0.01, (twice.failed, twice.nights)
+
+
+def test_a_2x_regression_is_named_the_night_it_begins(series):
+    pt2pt = [s for s in series if s.check == "Pt2ptCheck"]
+    tally = _tally(pt2pt, retries=1, factors=(2.0,))
+    hits = tally.named[2.0]
+    assert len(hits) >= 20
+    assert sum(first for first, _ in hits) / len(hits) >= 0.9
+
+
+def test_judging_every_variable_once_as_before_cries_wolf_far_more_often(series):
+    before = _tally(series, retries=0, every=True)
+    after = _tally(series, retries=1)
+    assert before.failed >= 5 * max(after.failed, 1), (before.failed, after.failed)
