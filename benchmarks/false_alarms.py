@@ -12,7 +12,7 @@ floor, change points), a test case judged on its headline variables, a
 failure measured again before it is called (the retry judges the values that
 were outside alone, and its probe waits for a quiet node: the next captured
 measurement whose host probe is within its bands, of the next three), named
-as the host's when that last measurement's own probe is outside its band.
+as the host's when its probe is outside its band in both measurements.
 For the defaults, for the defaults without the retry, for the suite as it
 was before (every captured variable with a direction judged, a single
 measurement) and, with ``--grid``, for other settings of the baseline, it
@@ -25,7 +25,8 @@ prints
   (``tests/config/big_site.py``: the measuring test cases of its nightly,
   from a ReFrame dry run, each at its family's rate; a family captured here
   in no session takes the rate of all families), with the 95 % upper bound
-  the captured nights allow (Clopper-Pearson, summed);
+  the captured nights allow (Clopper-Pearson: per family, summed; and all
+  families pooled);
 * the chance that a regression of one transport (every judged value of its
   test cases ``--factors`` worse: 1.25, 2) is named the night it begins, and
   within 3 nights, over every night it could have begun on.
@@ -57,7 +58,7 @@ from sentinel.results.verdicts import last_attempts
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the captured nights' reader, run as a script
 from tests.cluster import nights  # noqa: E402
-from tests.cluster.replay import Tally, replay  # noqa: E402
+from tests.cluster.replay import MOVED, MOVED_BY, Tally, first_night_moved, replay  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "nights" / "unchanged.json.gz"
 DOCS = ROOT / "docs" / "detection.md"
@@ -66,7 +67,8 @@ BEGIN, END = "<!-- false_alarms.py: begin -->", "<!-- false_alarms.py: end -->"
 #: defaults first; then as the suite was before (every variable with a band, a
 #: single measurement); then, with --grid, the others compared.
 GRID = [(Settings(), 1, False), (Settings(), 0, False), (Settings(), 0, True),
-        (replace(Settings(), k=4.0), 1, False), (replace(Settings(), k=6.0), 1, False),
+        *((replace(Settings(), k=k), 1, False) for k in (3.0, 4.0, 5.0, 6.0)
+          if k != Settings().k),
         (replace(Settings(), floor=0.10), 1, False), (replace(Settings(), floor=0.15), 1, False),
         (replace(Settings(), floor=0.30), 1, False), (replace(Settings(), window=20), 1, False),
         (replace(Settings(), min_sessions=10), 1, False)]
@@ -136,8 +138,13 @@ def _upper(k: int, n: int) -> float:
     return 1.0 if n == 0 else float(beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
 
 
-def expected(tallies: dict[str, Tally], site: Counter) -> tuple[float, float, list[str]]:
-    """False failures of one unchanged big-site night: expected, 95 % bound, the sums."""
+def expected(tallies: dict[str, Tally], site: Counter) -> tuple[float, float, float, list[str]]:
+    """False failures of one unchanged big-site night: expected, 95 % bounds, the sums.
+
+    The bounds: each check at its family's rate (summed; a family captured
+    in no judged night at all families'), and all families pooled (as if a
+    false failure were as likely in every family: far fewer nights bound it).
+    """
     pooled = Tally()
     for t in tallies.values():
         pooled.add(t)
@@ -152,17 +159,16 @@ def expected(tallies: dict[str, Tally], site: Counter) -> tuple[float, float, li
         bound += count * up
         lines.append(f"{check}: {count} test cases x {rate:.4f} (<= {up:.4f}) "
                      + ("" if taken is t else "(no captured family: all families' rate)"))
-    return total, bound, lines
+    return total, bound, sum(site.values()) * _upper(pooled.failed, pooled.nights), lines
 
 
 # -- output -------------------------------------------------------------------------------
 
 def _rates(t: Tally, factor: float) -> tuple[str, str]:
     hits = t.named.get(factor, [])
-    if not hits:
-        return "-", "-"
-    return (f"{100 * sum(h[0] for h in hits) / len(hits):.0f} %",
-            f"{100 * sum(h[1] for h in hits) / len(hits):.0f} %")
+    later = [h[1] for h in hits if h[1] is not None]
+    return (f"{100 * sum(h[0] for h in hits) / len(hits):.0f} %" if hits else "-",
+            f"{100 * sum(later) / len(later):.0f} %" if later else "-")
 
 
 def table(tallies: dict[str, Tally], factors: tuple[float, ...]) -> list[str]:
@@ -208,19 +214,39 @@ def main() -> int:
     for settings, retries, every in variants:
         replayed = replace(settings, min_span_h=0.0)
         tallies = _family_tallies(series, replayed, retries, every, factors, args.jobs)
-        total, bound, sums = expected(tallies, site)
+        total, bound, pooled, sums = expected(tallies, site)
         out += [f"### {_describe(settings, retries, every)}", "",
                 *table(tallies, factors), "",
                 f"Expected false failures of one unchanged night of the big site "
                 f"({sum(site.values())} measuring test cases): **{total:.2f}** "
-                f"(95 % upper bound the captured nights allow: {bound:.1f})", ""]
+                f"(95 % upper bound the captured nights allow: {bound:.1f} with each "
+                f"family's nights, {pooled:.1f} with all families' pooled)", ""]
         print("\n".join(out[-len(tallies) - 7:]))
         for line in sums:
             print(f"    {line}")
         print(flush=True)
+    out += moved_machine(args.data, replace(GRID[0][0], min_span_h=0.0))
+    print("\n".join(out[-8:]))
     if args.write_docs:
         _write_docs(out, series, site)
     return 0
+
+
+# -- a change of machine --------------------------------------------------------------------
+
+def moved_machine(data: Path, settings: Settings) -> list[str]:
+    """The first night on the second machine, each test case judged against the first's band."""
+    said = first_night_moved(data, settings)
+    if said is None:
+        return []
+    return ["### the same selection on another machine (a change of level)", "",
+            f"Test cases judged on the first night after the move (groups "
+            f"{', '.join(f'{k} after {v}' for k, v in MOVED.items())}): {said.judged}; of "
+            f"them {said.moved} had a judged value {MOVED_BY:g}x worse or more (the "
+            f"medians of 5 nights on each machine), and the first night named "
+            f"**{said.named_moved}** of those as the MPI's (and {said.host_moved} as the "
+            f"host's), and {said.named_2x} of the {said.moved_2x} that moved 2x or more; of "
+            f"the {said.judged - said.moved} others it named {said.named_still}.", ""]
 
 
 def _write_docs(lines: list[str], series: list[nights.Series], site: Counter) -> None:

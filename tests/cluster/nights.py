@@ -252,16 +252,20 @@ def capture(groups: dict[str, Path], out: Path, keep: Path | None = None) -> dic
     return data
 
 
-def captured(path: Path) -> list[Series]:
+def captured(path: Path, joined: dict[str, str] | None = None) -> list[Series]:
     """The captured sessions of ``path`` as each test case's series of nights and retries.
 
     In each group, a session that started within :data:`RETRY_WITHIN_S` of the
     previous one's start is that one's retry; every other session is a night.
+    ``joined``: groups read as the later nights of another (``{"c": "a"}``: the
+    same selection captured on another machine, a change of level).
     """
     import gzip
 
     with gzip.open(path, "rt") as fp:
         data = json.load(fp)
+    if joined:
+        _join(data, joined)
     sessions = data["sessions"]
     names = data["variables"]
     per: dict[tuple[int, int], dict[str, float]] = {}
@@ -292,6 +296,17 @@ def captured(path: Path) -> list[Series]:
         series[c].nights.append(m)
         series[c].retries.append(measured.get((retried.get(s, -1), c)))
     return [s for s in series if s.nights]
+
+
+def _join(data: dict, joined: dict[str, str]) -> None:
+    """Read each group of ``joined`` as the one it names: its sessions and test cases."""
+    first = {(g, check, index): i for i, (g, check, index, _) in enumerate(data["cases"])}
+    moved = {i: first.get((joined[g], check, index), i)
+             for i, (g, check, index, _) in enumerate(data["cases"]) if g in joined}
+    for session in data["sessions"]:
+        session[2] = joined.get(session[2], session[2])
+    data["values"] = [[s, moved.get(c, c), n, v] for s, c, n, v in data["values"]]
+    data["results"] = [[s, moved.get(c, c), passed] for s, c, passed in data["results"]]
 
 
 def main(argv: list[str] | None = None) -> int:

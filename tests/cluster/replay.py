@@ -14,7 +14,9 @@ and ``tests/unit/test_nights.py`` (the defaults held to the captured nights).
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sentinel.analysis.baseline import Settings
 from sentinel.analysis.variables import HOST_VARIABLES, declaration, spec_of
@@ -36,7 +38,9 @@ class Tally:
     #: Nights outside a band once with nothing captured after them to measure
     #: again: the replay cannot say what the retry would have; left out above.
     unsaid: int = 0
-    named: dict[float, list[tuple[bool, bool]]] = field(default_factory=dict)
+    #: Per regression factor, each night it began on: (named that night, named
+    #: within 3 nights; None where fewer than 3 nights were captured from it).
+    named: dict[float, list[tuple[bool, bool | None]]] = field(default_factory=dict)
 
     def add(self, other: Tally) -> None:
         """Add ``other``'s counts."""
@@ -46,7 +50,7 @@ class Tally:
             self.named.setdefault(f, []).extend(hits)
 
 
-def _is_judged(check: str, name: str, every: bool = False) -> bool:
+def is_judged(check: str, name: str, every: bool = False) -> bool:
     """Whether ``name`` is judged: a headline variable; with ``every``, any with a direction.
 
     ``every`` is the suite as it was before the headline variables alone were
@@ -64,7 +68,7 @@ def _worse(check: str, name: str, value: float, factor: float) -> float:
 
 def history(s: nights.Series, seen: list[Seen], every: bool = False) -> CaseHistory:
     """The test case's stored sessions as ``sentinel baseline`` reads them."""
-    names = sorted({n for m in s.nights for n in m.values if _is_judged(s.check, n, every)})
+    names = sorted({n for m in s.nights for n in m.values if is_judged(s.check, n, every)})
     return CaseHistory("quick", s.check, s.index, s.index, s.test, names, {}, seen)
 
 
@@ -81,7 +85,7 @@ def _night(s: nights.Series, i: int, seen: list[Seen], settings: Settings, retri
     outside, and its probe waits for a quiet node: here the next captured
     measurement, the retry or the sessions after it, whose probe is within
     its bands, of the next :data:`QUIET_LOOKAHEAD`); named as the host's when
-    the last measurement's own probe was outside its band.
+    the probe was outside its band in both measurements.
     """
     if learnt is None:
         learnt = learn(history(s, seen, every), settings, [], {})
@@ -106,7 +110,8 @@ def _night(s: nights.Series, i: int, seen: list[Seen], settings: Settings, retri
         else:
             last = _regress(s.check, again, factor, every) if factor != 1.0 else again
             failed = bool(outside(last, out1))
-    host = bool(failed) and slowed(last)
+    # the host's when its probe was off in every measurement (the report's rule)
+    host = bool(failed) and slowed(last) and slowed(m1)
     stored = Seen(first.session, first.start, first.passed and failed is False, last)
     return bool(out1), failed, host, stored
 
@@ -127,7 +132,7 @@ def _quiet_retry(s: nights.Series, i: int, slowed) -> dict[str, float] | None:
 def _regress(check: str, values: dict[str, float], factor: float,
              every: bool = False) -> dict[str, float]:
     """Every judged value ``factor`` times worse; the host probe's as they were."""
-    return {n: (_worse(check, n, v, factor) if _is_judged(check, n, every) else v)
+    return {n: (_worse(check, n, v, factor) if is_judged(check, n, every) else v)
             for n, v in values.items()}
 
 
@@ -162,11 +167,13 @@ def replay(s: nights.Series, settings: Settings, retries: int,
 
 
 def _regressed(s: nights.Series, i: int, seen: list[Seen], settings: Settings, retries: int,
-               factor: float, learnt: dict, every: bool = False) -> tuple[bool, bool] | None:
+               factor: float, learnt: dict, every: bool = False
+               ) -> tuple[bool, bool | None] | None:
     """A regression from night ``i`` on: (named that night, named within 3 nights).
 
     None where the replay cannot say whether night ``i`` names it (nothing
-    captured after it to stand for the retry).
+    captured after it to stand for the retry); the second None where fewer
+    than 3 nights were captured from night ``i`` on.
     """
     now = list(seen)
     named = []
@@ -177,4 +184,91 @@ def _regressed(s: nights.Series, i: int, seen: list[Seen], settings: Settings, r
             return None
         named.append(bool(failed) and not host)
         now.append(stored)
-    return bool(named and named[0]), any(named)
+    return bool(named and named[0]), (any(named) if len(named) == 3 else None)
+
+
+def changed(s: nights.Series, since: float, settings: Settings,
+            retries: int) -> tuple[bool | None, bool, list[str]] | None:
+    """The first night from ``since`` on (a change of the machine): failed, the host's, on what.
+
+    The nights before ``since`` are replayed as usual and make the band; None
+    where the series has no night judged from ``since`` on. ``failed`` is
+    None where nothing was captured after that night to stand for its retry.
+    """
+    seen: list[Seen] = []
+    for i, night in enumerate(s.nights):
+        learnt = learn(history(s, seen), settings, [], {})
+        bands = {n: lv.band for n, lv in learnt.items()
+                 if lv.band is not None and n not in HOST}
+        _, failed, host, stored = _night(s, i, seen, settings, retries, learnt=learnt)
+        if night.start >= since:
+            if not bands:
+                return None
+            moved = [n for n, b in bands.items() if n in night.values
+                     and b.worse(night.values[n])]
+            return failed, host, moved
+        seen.append(stored)
+    return None
+
+
+#: Groups captured on a second machine, and the groups of the first they continue.
+MOVED = {"c": "a", "d": "b"}
+#: A judged value this much worse on the second machine (the median of 5
+#: nights on each) moved: the first night there should name it.
+MOVED_BY = 1.25
+
+
+@dataclass
+class Moved:
+    """The first night on the second machine, over the test cases judged on it."""
+
+    judged: int = 0
+    moved: int = 0        # a judged value MOVED_BY worse or more
+    named_moved: int = 0  # ... failed that night, named as the MPI's
+    host_moved: int = 0   # ... failed that night, named as the host's
+    named_still: int = 0  # failed that night, nothing moved
+    moved_2x: int = 0     # a judged value 2x worse or more
+    named_2x: int = 0     # ... failed that night, named as the MPI's
+
+
+def first_night_moved(data: Path, settings: Settings) -> Moved | None:
+    """Each test case's first night on the second machine judged against the first's bands.
+
+    None where ``data`` holds no group of :data:`MOVED`.
+    """
+    starts = [m.start for s in nights.captured(data) if s.group in MOVED for m in s.nights]
+    if not starts:
+        return None
+    since = min(starts)
+    out = Moved()
+    for s in nights.captured(data, MOVED):
+        said = changed(s, since, settings, 1)
+        if said is None or said[0] is None:
+            continue
+        out.judged += 1
+        named = bool(said[0]) and not said[1]
+        if moved(s, since):
+            out.moved += 1
+            out.named_moved += named
+            out.host_moved += bool(said[0]) and said[1]
+            if moved(s, since, 2.0):
+                out.moved_2x += 1
+                out.named_2x += named
+        else:
+            out.named_still += bool(said[0])
+    return out
+
+
+def moved(s: nights.Series, since: float, by: float = MOVED_BY) -> bool:
+    """Whether a judged value's median of 5 nights from ``since`` is ``by`` worse than before."""
+    before = [m.values for m in s.nights if m.start < since][-5:]
+    after = [m.values for m in s.nights if m.start >= since][:5]
+    for name in {n for v in after for n in v if is_judged(s.check, n)}:
+        old = [v[name] for v in before if name in v]
+        new = [v[name] for v in after if name in v]
+        if len(old) == len(new) == 5:
+            ratio = statistics.median(new) / statistics.median(old)
+            # how many times worse: a time that grew, a rate that fell
+            if (ratio if _worse(s.check, name, 1.0, 2.0) > 1 else 1 / ratio) >= by:
+                return True
+    return False

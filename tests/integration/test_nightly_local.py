@@ -19,7 +19,8 @@ floor of 20 %):
   its own learnt band), never as the MPI's;
 * with the namespace's loopback limited to a tenth of the TCP bandwidth the
   unchanged sessions measured, a session fails on ob1-tcp's bandwidth, and
-  on nothing of ob1-vader.
+  on nothing of ob1-vader as the MPI's (a slow spell of the node may fail
+  it as the host's, as in an unchanged session).
 
 The whole trial (20 and 20 sessions, the default burn-in lowered to
 minutes) is the benchmark's; its figures are in ``docs/detection.md``.
@@ -83,7 +84,12 @@ def test_a_new_sites_nights_are_provisional_then_judged_and_name_only_a_regressi
     for n in limited:
         tcp = [f for f in n.failures if f.transport == nights.TCP]
         assert any(v.startswith("bw_peak ") for f in tcp for v in f.variables), n.said()
-        assert not [f for f in n.failures if f.transport == nights.SHM], n.said()
+        # nothing of shared memory as the MPI's: a slow spell of the node
+        # itself may fail it, named the host's (a run of 2026-11-28: the
+        # probe's round trip 1034 then 342 ns against 52, the 8 B latency
+        # 0.348 then 0.356 us against 0.134)
+        assert not [f for f in n.failures if f.transport == nights.SHM and not f.host], \
+            n.said()
     if os.environ.get("SENTINEL_CAPTURE"):  # the report's unit tests read these
         _capture(out, {"first": unchanged[0], "judged": fourth, "limited": limited[-1]})
 

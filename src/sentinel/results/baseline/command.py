@@ -1,7 +1,7 @@
 """``sentinel baseline`` and ``sentinel accept``: bands learnt from the site's own nights.
 
     sentinel baseline [--db FILE] [--out DIR] [--window 10] [--min-sessions 5]
-                      [--min-span 48h] [--k 5] [--floor 0.15] [--depth 60]
+                      [--min-span 48h] [--k 3] [--floor 0.2] [--depth 60]
     sentinel accept --test REGEX [--variable NAME] [--mode MODE] --by WHO --why TEXT
 
 ``baseline`` reads the stored sessions of the results database and writes,

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from sentinel.analysis.baseline import entry_number
+from sentinel.analysis.host import SLOWED
 from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, NEUTRAL, PerfVar, declaration
 from sentinel.errors import SentinelError
 from sentinel.results import provenance
@@ -181,6 +182,9 @@ class Case:
     #: What the earlier attempts measured of the variables they failed on:
     #: the first measurement of a failure confirmed by the retry.
     earlier_values: list[dict[str, Variable]] = field(default_factory=list)
+    #: What each earlier attempt's host probe said outside its band (its
+    #: ``host_outside``), first first: a slowed node is slowed in every attempt.
+    earlier_host: list[list[str]] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -385,6 +389,9 @@ def cases_of(report: dict, source: str, headline_only: bool = False,
             case.fail_reason = why.of(tc)
         case.retried = earlier(tries)
         case.earlier_values = [_failed_values(case, early, source) for early in tries[:-1]]
+        case.earlier_host = [probe_outside(early.get("host_outside"),
+                                           str(early.get("fail_reason") or ""))
+                             for early in tries[:-1]]
         case.variables = _judged_earlier(case, tries[:-1], session, source)
     return cases
 
@@ -407,6 +414,19 @@ def _judged_earlier(case: Case, earlier: list[dict], session: dict,
                     and var.result == "pass":
                 out[name] = var
     return out
+
+
+def probe_outside(host_outside: object, fail_reason: str) -> list[str]:
+    """What an attempt's host probe said outside its band, worse.
+
+    Its ``host_outside``, else the figures its sanity message leads with (a
+    probe off stopped it first).
+    """
+    said = [str(x) for x in host_outside or []] if isinstance(host_outside, list) else []
+    mark = f"{SLOWED}: "
+    if not said and mark in fail_reason:
+        said.append(fail_reason.split(mark, 1)[1].split("; and so: ")[0])
+    return said
 
 
 def _failed_values(case: Case, tc: dict, source: str) -> dict[str, Variable]:

@@ -12,9 +12,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from sentinel.analysis.host import SLOWED
 from sentinel.analysis.variables import COVERAGE, HOST_VARIABLES
-from sentinel.results.report.load import Case, Variable
+from sentinel.results.report.load import Case, Variable, probe_outside
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
                   "test", "variable", "value", "interval_low", "interval_high",
@@ -150,13 +149,10 @@ def _probe_figures(c: Case, acc: Acceptance) -> list[str]:
     like any variable, its failed probe requirements; where sanity failed
     first, the figures its message leads with.
     """
-    said = [str(x) for x in c.extra.get("host_outside") or []]
+    said = probe_outside(c.extra.get("host_outside"), c.fail_reason)
     said += [f"{r.var.name} {value_text(r.var)}, {r.var.change} than its reference "
              f"{num(r.var.reference, r.var.unit)}" for r in acc.requirements
              if r.case is c and r.verdict == "FAIL" and is_host(r.var.name) and _worse(r.var)]
-    mark = f"{SLOWED}: "
-    if not said and mark in c.fail_reason:
-        said.append(c.fail_reason.split(mark, 1)[1].split("; and so: ")[0])
     return said
 
 
@@ -165,9 +161,11 @@ def host_slowdowns(acc: Acceptance, cases: list[Case]) -> list[HostSlowdown]:
 
     The node is the job's (``provenance['nodes']``). A failed test case is
     the node's when its own probe, measured on that node before its
-    launches, was outside its band: the node was slowed while its MPI was
-    measured. A failure whose own probe was within its band stays the MPI's,
-    whatever the node's other jobs saw. The figures said are those of the
+    launches, was outside its band in every attempt: the node was slowed
+    while its MPI was measured, and still when it was measured again. A
+    failure whose probe was within its band in any attempt (the retry's
+    waits for a quiet node) stays the MPI's, whatever the node's other jobs
+    saw: a probe off once is the probe's noise, not a slowed node. The figures said are those of the
     failed test cases the node explains, else the others'.
     """
     failed = {id(c) for c in acc.failed_cases}
@@ -180,7 +178,7 @@ def host_slowdowns(acc: Acceptance, cases: list[Case]) -> list[HostSlowdown]:
         for text in said:
             figures.setdefault(key, {}).setdefault(text.split(" ")[0], text)
             first.setdefault(key, c)
-        if said and id(c) in failed:
+        if said and id(c) in failed and all(c.earlier_host):
             on.setdefault(key, []).append(c)
     return [HostSlowdown(where, node, [said[k] for k in sorted(said)], on.get((where, node), []),
                          first[(where, node)])
