@@ -134,6 +134,20 @@ def test_values_at_zero_make_no_band_and_say_why():
     assert learnt.band is None and "reach 0 or below" in learnt.note
 
 
+def test_values_spread_over_a_factor_2_make_a_wide_band_that_still_fails_a_tenth():
+    # ob1-tcp's bw_peak in five unchanged sessions of the nightly's test on
+    # the VM of 2026-11-28 (MB/s); its limited sessions measured 300
+    nights = [3007.42, 5386.83, 1876.65, 2289.31, 5355.36]
+    learnt = learn(_history(nights), DEFAULT, [], {})["bw_peak"]
+    assert learnt.status == LEARNT and "a wide band, which cannot catch a halving" in learnt.note
+    band = learnt.band
+    assert band is not None and band.worse(300.05)  # fires: a tenth
+    assert not any(band.worse(v) for v in [*nights, 1700.0])  # silent: every night seen
+    assert band.lower == pytest.approx(-(1 - 1876.65 / 3007.42 * 0.9), abs=1e-4)
+    # noise within a factor 2 keeps the band of its spread, no note
+    assert learn(_history(_noise(10)), DEFAULT, [], {})["bw_peak"].note == ""
+
+
 @pytest.mark.parametrize("kwargs, why", [
     ({"min_sessions": 2}, "at least 3"), ({"window": 3}, "smaller than min_sessions"),
     ({"k": 0}, "must be positive"), ({"floor": 1.0}, "must be in [0, 1)"),

@@ -13,7 +13,11 @@ that passed. Over the logarithms of those values
 
 and the better side is open: a faster night is reported, never failed. A
 variable whose values do not make a band (too few sessions or hours: burn-in;
-spread over a factor 2; zero or below) has none, and says why.
+zero or below) has none, and says why. Values spread over more than a
+factor 2 make a wide band: the worst of them with the margin, no spread
+term; it cannot catch a halving, and fails what lies beyond every night in
+it (a TCP bandwidth that took 1.9 to 5.4 GB/s over five unchanged sessions
+of a VM still fails at 0.3).
 
 ``sentinel baseline`` (:mod:`sentinel.results.baseline`) writes one file per
 system from the results database; each test case reads its entry when it
@@ -121,17 +125,29 @@ def tolerance(values: list[float], k: float, floor: float) -> tuple[float, float
     return falls, grows
 
 
+def wide_tolerance(values: list[float], floor: float) -> tuple[float, float]:
+    """A wide band's tolerance: the worst of every value with its margin, or the floor."""
+    centre = statistics.median(values)
+    return (max(floor, 1 - min(values) / centre * (1 - WORST_MARGIN)),
+            max(floor, max(values) / centre * (1 + WORST_MARGIN) - 1))
+
+
 def unusable(values: list[float]) -> str:
     """Why ``values`` make no relative band ('' when they do)."""
-    med = statistics.median(values)
     if min(values) <= 0:
         return (f"values from {min(values):.4g} to {max(values):.4g} reach 0 or below: no "
                 "relative band")
-    if spread(values) > MAX_SPREAD:
-        return (f"values from {min(values):.4g} to {max(values):.4g} (median {med:.4g}) "
-                "spread over more than a factor 2 (1.4826 MAD of ln): no band that would "
-                "catch a halving")
     return ""
+
+
+def too_wide(values: list[float]) -> str:
+    """Why positive ``values`` make only a wide band ('' when they make a band of their spread)."""
+    if spread(values) <= MAX_SPREAD:
+        return ""
+    return (f"values from {min(values):.4g} to {max(values):.4g} (median "
+            f"{statistics.median(values):.4g}) spread over more than a factor 2 (1.4826 MAD "
+            "of ln): a wide band, which cannot catch a halving and fails what lies beyond "
+            "every night in it")
 
 
 @dataclass(frozen=True)
@@ -145,9 +161,13 @@ class Band:
 
     @classmethod
     def learn(cls, values: list[float], better: str, unit: str, k: float,
-              floor: float) -> Band:
-        """The band of ``values`` for a variable whose ``better`` direction is given."""
-        falls, grows = tolerance(values, k, floor)
+              floor: float, wide: bool = False) -> Band:
+        """The band of ``values`` for a variable whose ``better`` direction is given.
+
+        ``wide``: values spread over more than a factor 2 (:func:`too_wide`):
+        the worst of every value with :data:`WORST_MARGIN`, no spread term.
+        """
+        falls, grows = wide_tolerance(values, floor) if wide else tolerance(values, k, floor)
         centre = float(f"{statistics.median(values):.6g}")
         if better == HIGHER:
             return cls(centre, -round(falls, 4), None, unit)

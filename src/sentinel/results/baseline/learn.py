@@ -36,6 +36,7 @@ from sentinel.analysis.baseline import (
     Band,
     Learnt,
     Settings,
+    too_wide,
     unusable,
 )
 from sentinel.analysis.variables import HOST_VARIABLES, NEUTRAL, declaration
@@ -222,8 +223,9 @@ def _band(level: list[changes.Point], better: str, unit: str, settings: Settings
     if why:
         return Learnt(UNUSABLE, None, sessions, f"no band: {why}", change, accepted)
     floor = max(settings.floor, HOST_FLOOR) if host else settings.floor
-    band = Band.learn(values, better, unit, settings.k, floor)
-    return Learnt(LEARNT, band, sessions, "", change, accepted)
+    wide = too_wide(values)
+    band = Band.learn(values, better, unit, settings.k, floor, wide=bool(wide))
+    return Learnt(LEARNT, band, sessions, wide, change, accepted)
 
 
 def _hours(h: float) -> str:
