@@ -267,8 +267,8 @@ def moved(s: nights.Series, since: float, by: float = MOVED_BY) -> bool:
         old = [v[name] for v in before if name in v]
         new = [v[name] for v in after if name in v]
         if len(old) == len(new) == 5:
-            ratio = statistics.median(new) / statistics.median(old)
-            # how many times worse: a time that grew, a rate that fell
-            if (ratio if _worse(s.check, name, 1.0, 2.0) > 1 else 1 / ratio) >= by:
+            was, now = statistics.median(old), statistics.median(new)
+            edge = _worse(s.check, name, was, by)  # a time `by` longer, a rate `by` lower
+            if now >= edge if edge > was else now <= edge:
                 return True
     return False
