@@ -29,6 +29,7 @@ from tests.integration.conftest import (
     NO_NETWORK,
     OMPI_TCP_CRASH,
     QUICK,
+    RETRY_CRASH,
     namespaced_slurm,
     need_stack,
     reframe,
@@ -77,7 +78,7 @@ def _namespaces() -> str:
 #: Open MPI 4.1.4's TCP BTL segfaulted twice in about ten runs on these nodes,
 #: right after connecting (tests/data/joberr/openmpi-series-segfault.txt): the
 #: Open MPI runs here get one retry, as the nightly allows.
-RING = [*QUICK, "--max-retries=1", "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
+RING = [*QUICK, RETRY_CRASH, "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
         "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi"]
 
 
@@ -208,7 +209,7 @@ def test_collectives_at_two_three_and_four_ranks_over_one_to_four_nodes(cluster,
 #: The ring (Open MPI, TCP) and the allreduce (Intel MPI, OFI tcp) of one run
 #: with 64 KiB and 1 MiB messages, between two nodes; a retry for Open MPI's
 #: segfault (above: in one CI run task 0 of the ring crashed on m1).
-THROUGH_LINKS = ["--max-retries=1",
+THROUGH_LINKS = [RETRY_CRASH,
                  "-S", "RingCheck.transports=openmpi/ob1-tcp", "-S", "RingCheck.laps=50",
                  "-S", "RingCheck.repetitions=3", "-S", "RingCheck.size=65536",
                  "-S", "RingCheck.max_nodes=2", *COLLECTIVES[:-4],
@@ -253,7 +254,7 @@ def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
     out = tmp_path / "jacobi"
     # weak scaling: the model takes B and T_L from the pt2pt of the same transport and mapping
     run = _on_net(cluster, out, [
-        *QUICK, "--max-retries=1", "-S", "Pt2ptCheck.max_size=65536",
+        *QUICK, RETRY_CRASH, "-S", "Pt2ptCheck.max_size=65536",
         "-S", "Pt2ptCheck.modes=standard",
         "-S", "JacobiCheck.transports=openmpi/ob1-tcp", "-S", "JacobiCheck.dims=2,2,1",
         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node|"

@@ -206,3 +206,28 @@ def test_a_level_the_nights_take_in_turns_is_inside_the_band_a_single_odd_night_
     # one odd night among five or more widens nothing: the worst but one makes the edge
     odd = [25.0, 25.5, 25.2, 25.1, 25.4, 25.3, 60.0]
     assert Band.learn(odd, "lower", "us", k=5, floor=0.15).upper == pytest.approx(0.15, abs=0.02)
+
+
+def test_the_host_probes_band_is_the_quiet_node_and_names_the_slow_spells_it_has_seen():
+    # host_roundtrip (ns) of ten unchanged sessions of the second development VM
+    # (tests/data/nights, group d, Pt2ptCheck over MPICH's ucx-tcp): the
+    # hypervisor kept the two vCPUs apart in two of them
+    trips = [56.4, 50.5, 53.6, 328.9, 53.6, 57.0, 51.9, 335.7, 54.2, 52.7]
+    seen = [Seen(f"s{i:03d}", i * 24 * HOUR, True, {"bw_peak": 5000.0, "host_roundtrip": t})
+            for i, t in enumerate(trips)]
+    history = CaseHistory("nightly", "Pt2ptCheck", "local:cpu/mpich/ucx-tcp/core",
+                          "local:cpu+mpich", "Pt2ptCheck %transport=ucx-tcp %mapping=core",
+                          ["bw_peak"], {"host_roundtrip": "ns"}, seen)
+    learnt = learn(history, DEFAULT, [], {})["host_roundtrip"]
+    assert learnt.status == LEARNT and learnt.note == ""
+    band = learnt.band
+    assert band is not None and band.upper == baseline.HOST_FLOOR
+    assert band.worse(328.9) and band.worse(100.0)  # fires: the spells seen, and a 2x
+    assert not any(band.worse(t) for t in trips if t < 60)  # silent: the quiet nights
+    # the same nights as an MPI time make a band that holds the spells (a level taken in turns)
+    assert not Band.learn(trips, "lower", "ns", DEFAULT.k, DEFAULT.floor).worse(328.9)
+
+
+def test_a_band_of_an_unknown_shape_is_named():
+    with pytest.raises(SentinelError, match="shape is one of"):
+        Band.learn([1.0, 2.0, 3.0], "lower", "us", 3, 0.2, "narrow")

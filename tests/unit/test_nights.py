@@ -51,12 +51,15 @@ def test_the_captured_nights_hold_every_family_and_the_retries(series):
 def test_unchanged_nights_fail_rarely_and_the_retry_is_what_keeps_them_so(series):
     once = _tally(series, retries=0)
     twice = _tally(series, retries=1)
-    assert twice.nights + twice.unsaid == once.nights >= 150
+    # the same nights judged both ways, but for the few whose burn-in a
+    # failure left out of one baseline and not of the other (2325 + 18 of 2348)
+    assert once.nights >= 150
+    assert abs(twice.nights + twice.unsaid - once.nights) <= 0.01 * once.nights
     # a single measurement: many false failures; measured again: far fewer
-    # (121 and 21 in 918 and 906 nights). Not few enough for a big site: the
-    # VM of groups c and d dips 2-4x in its TCP and shared-memory bandwidth
-    # in one launch in three to ten with nothing changed, and a dip measured
-    # again can dip again (docs/detection.md).
+    # (346 and 47 in 2348 and 2325 nights). Not few enough for a big site:
+    # the later VMs (groups c to f) have slow spells in which every MPI on
+    # the node slows 2-4x with nothing changed, and a retry measured in the
+    # same spell fails again (docs/detection.md).
     assert once.failed >= 3 * max(twice.failed, 1), (once.failed, twice.failed)
     assert twice.failed / twice.nights < 0.03, (twice.failed, twice.nights)
 

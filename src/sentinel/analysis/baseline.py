@@ -115,14 +115,13 @@ def tolerance(values: list[float], k: float, floor: float) -> tuple[float, float
     of 25 or of 35 us, from one session to the next), which a median
     absolute deviation, moved by neither mode, would not.
     """
-    width = k * spread(values)
+    falls, grows = quiet_tolerance(values, k, floor)
     centre = statistics.median(values)
     ordered = sorted(values)
     odd = 1 if len(ordered) >= ODD_ONE_OUT else 0
     lowest, highest = ordered[odd] / centre, ordered[-1 - odd] / centre
-    falls = max(floor, -math.expm1(-width), 1 - lowest * (1 - WORST_MARGIN))
-    grows = max(floor, math.expm1(width), highest * (1 + WORST_MARGIN) - 1)
-    return falls, grows
+    return (max(falls, 1 - lowest * (1 - WORST_MARGIN)),
+            max(grows, highest * (1 + WORST_MARGIN) - 1))
 
 
 def wide_tolerance(values: list[float], floor: float) -> tuple[float, float]:
@@ -140,6 +139,19 @@ def unusable(values: list[float]) -> str:
     return ""
 
 
+def quiet_tolerance(values: list[float], k: float, floor: float) -> tuple[float, float]:
+    """The host probe's tolerance: ``k`` robust spreads or the floor, never the worst night.
+
+    The probe's band is the node's quiet state, which a slowed node leaves: a
+    slow spell the nights took in turns (this rig's cache-line round trip at
+    55 ns, and at 340 ns while the hypervisor keeps the two vCPUs apart) is
+    what it must name, not a level to hold, so neither the worst value nor a
+    wide band widens it.
+    """
+    width = k * spread(values)
+    return max(floor, -math.expm1(-width)), max(floor, math.expm1(width))
+
+
 def too_wide(values: list[float]) -> str:
     """Why positive ``values`` make only a wide band ('' when they make a band of their spread)."""
     if spread(values) <= MAX_SPREAD:
@@ -148,6 +160,10 @@ def too_wide(values: list[float]) -> str:
             f"{statistics.median(values):.4g}) spread over more than a factor 2 (1.4826 MAD "
             "of ln): a wide band, which cannot catch a halving and fails what lies beyond "
             "every night in it")
+
+
+#: The shapes of a learnt band (:meth:`Band.learn`).
+SPREAD, WIDE, QUIET = "spread", "wide", "quiet"
 
 
 @dataclass(frozen=True)
@@ -161,13 +177,19 @@ class Band:
 
     @classmethod
     def learn(cls, values: list[float], better: str, unit: str, k: float,
-              floor: float, wide: bool = False) -> Band:
+              floor: float, shape: str = SPREAD) -> Band:
         """The band of ``values`` for a variable whose ``better`` direction is given.
 
-        ``wide``: values spread over more than a factor 2 (:func:`too_wide`):
-        the worst of every value with :data:`WORST_MARGIN`, no spread term.
+        ``shape``: :data:`SPREAD` (:func:`tolerance`); :data:`WIDE`, for values
+        spread over more than a factor 2 (:func:`too_wide`): the worst of
+        every value with :data:`WORST_MARGIN`, no spread term; :data:`QUIET`,
+        the host probe's (:func:`quiet_tolerance`).
         """
-        falls, grows = wide_tolerance(values, floor) if wide else tolerance(values, k, floor)
+        shapes = {SPREAD: tolerance, QUIET: quiet_tolerance,
+                  WIDE: lambda v, _k, f: wide_tolerance(v, f)}
+        if shape not in shapes:
+            raise SentinelError(f"a band's shape is one of {sorted(shapes)}, not {shape!r}")
+        falls, grows = shapes[shape](values, k, floor)
         centre = float(f"{statistics.median(values):.6g}")
         if better == HIGHER:
             return cls(centre, -round(falls, 4), None, unit)

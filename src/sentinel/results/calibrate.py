@@ -10,7 +10,10 @@ others) and its host probe's figures become ``[median, lower, upper, unit]``
     upper = +max(floor, exp(k * s) - 1)   (a time; a rate's upper bound is open: null)
 
 The better side is open: a faster run is reported, never failed (a variable
-with no better direction gets both bounds).
+with no better direction gets both bounds). A judged variable's band also
+holds the worst run but one with a 10 % margin (a level the runs took in
+turns); the host probe's does not: its band is the node's quiet state, which
+a slowed node leaves (:func:`~sentinel.analysis.baseline.quiet_tolerance`).
 
 MAD is the median absolute deviation; 1.4826 * MAD estimates the standard
 deviation of normally distributed noise without being moved by a minority of
@@ -36,7 +39,14 @@ from pathlib import Path
 
 import yaml
 
-from sentinel.analysis.baseline import DEFAULT_K, MAD_TO_SIGMA, MAX_SPREAD, spread, tolerance
+from sentinel.analysis.baseline import (
+    DEFAULT_K,
+    MAD_TO_SIGMA,
+    MAX_SPREAD,
+    quiet_tolerance,
+    spread,
+    tolerance,
+)
 from sentinel.analysis.variables import (
     HIGHER,
     HOST_VARIABLES,
@@ -208,10 +218,13 @@ def _add_testcase(name: str, tc: dict, series: dict[Key, Series]) -> None:
         series.setdefault(key, Series(decl.unit if decl else "", [])).unresolved.append(why)
 
 
-def band(values: list[float], k: float = DEFAULT_K,
-         floor: float = DEFAULT_FLOOR) -> tuple[float, float]:
-    """Relative (lower, upper) bounds from the runs' spread (see the module docstring)."""
-    falls, grows = tolerance(values, k, floor)
+def band(values: list[float], k: float = DEFAULT_K, floor: float = DEFAULT_FLOOR,
+         host: bool = False) -> tuple[float, float]:
+    """Relative (lower, upper) bounds from the runs' spread (see the module docstring).
+
+    ``host``: the host probe's, the node's quiet state (:func:`quiet_tolerance`).
+    """
+    falls, grows = (quiet_tolerance if host else tolerance)(values, k, floor)
     return -falls, grows
 
 
@@ -239,7 +252,7 @@ def references(series: dict[Key, Series], runs: int, k: float = DEFAULT_K,
         if note:
             notes.append(f"{where}: {note}")
             continue
-        lower, upper = band(s.values, k, floor.of(key))
+        lower, upper = band(s.values, k, floor.of(key), key.variable in HOST_NAMES)
         if lower < -0.5:
             notes.append(f"{where}: band {100 * lower:+.0f}/{100 * upper:+.0f} % would not "
                          "catch a halving (runs " + _runs(s.values) + "); calibrate again on "

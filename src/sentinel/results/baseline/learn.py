@@ -32,7 +32,10 @@ from sentinel.analysis.baseline import (
     BURN_IN,
     HOST_FLOOR,
     LEARNT,
+    QUIET,
+    SPREAD,
     UNUSABLE,
+    WIDE,
     Band,
     Learnt,
     Settings,
@@ -222,9 +225,13 @@ def _band(level: list[changes.Point], better: str, unit: str, settings: Settings
     why = unusable(values)
     if why:
         return Learnt(UNUSABLE, None, sessions, f"no band: {why}", change, accepted)
-    floor = max(settings.floor, HOST_FLOOR) if host else settings.floor
+    if host:
+        band = Band.learn(values, better, unit, settings.k, max(settings.floor, HOST_FLOOR),
+                          QUIET)
+        return Learnt(LEARNT, band, sessions, "", change, accepted)
     wide = too_wide(values)
-    band = Band.learn(values, better, unit, settings.k, floor, wide=bool(wide))
+    band = Band.learn(values, better, unit, settings.k, settings.floor,
+                      WIDE if wide else SPREAD)
     return Learnt(LEARNT, band, sessions, wide, change, accepted)
 
 
