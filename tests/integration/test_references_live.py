@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.results.references import systems_from_config, validate_file
+from tests.conftest import ROOT
 from tests.integration.conftest import QUICK, need_stack, reframe
 
 pytestmark = pytest.mark.integration
@@ -105,7 +106,7 @@ def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     assert verdicts["bw_1024B"]["verdict"] == "FAIL" and verdicts["bw_1024B"]["margin"] < 0
     assert [c["test"] for c in summary["failed_test_cases"]] == [tc["display_name"]]
     assert proc.stdout.startswith(f"acceptance: FAIL ({len(verdicts)} requirements, "
-                                  "1 failed test cases)")
+                                  "0 not measured, 1 failed test cases)")
 
 
 # pure: the 2-rank ratio to the model must lie in [0.2, 5]; multiple: a ratio of
@@ -139,3 +140,74 @@ def test_model_ratio_reference_per_mode(tmp_path, site_configuration):
     multiple = run.case("JacobiCheck", environ="openmpi", mode="multiple", threads="one")
     assert multiple["result"] == "fail" and multiple["fail_phase"] == "performance"
     assert "model_ratio_N2" in multiple["fail_reason"]
+
+
+#: Three requirements of ob1-vader's 8 B latency, one per mapping: on the
+#: one-socket, one-node local:cpu only core can be measured (socket needs
+#: two sockets, and shared memory never runs with mapping node).
+MAPPINGS = "\n".join([
+    "Pt2ptCheck:", "  $index: [$partition, $environ, transport_name, mapping]",
+    "  local:cpu:", "    openmpi:", "      ob1-vader:",
+    *(line for m in ("core", "socket", "node")
+      for line in (f"        {m}:", "          latency_8B: [1.0, -1.0, 9.0, us]"))]) + "\n"
+#: The real acceptance mode, its Pt2ptCheck sizes cut to keep the run short.
+ACCEPTANCE = ["--mode", "acceptance", "-p", "openmpi", "-n", "Pt2ptCheck",
+              "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.iterations=100"]
+
+
+def _sentinel(args: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "sentinel"), *args],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env, "SENTINEL_OUTPUT": str(tmp_path)})
+
+
+def _acceptance(tmp_path, site_configuration, text: str) -> tuple[str, dict, str, str]:
+    """Plan, run, report, metrics and the mail of the acceptance against ``text``."""
+    need_stack("openmpi")
+    env = reference_env(tmp_path, site_configuration, text)
+    plan = _sentinel(["plan", "--system", "local", "--mode", "acceptance", "--",
+                      "-c", str(ROOT / "checks" / "pt2pt.py"), *ACCEPTANCE[2:]], env,
+                     tmp_path / "plan")
+    assert plan.returncode in (0, 1), plan.stderr
+    run = reframe([*ACCEPTANCE, "-r"], tmp_path, env=env, checks=("pt2pt.py",))
+    assert run.returncode == 0, run.output[-3000:]
+    report = _sentinel(["report"], env, tmp_path)
+    assert report.returncode == 0, report.stderr
+    summary = json.loads((tmp_path / "reports" / "sentinel-report.json").read_text())
+    metrics = _sentinel(["metrics", "--textfile", str(tmp_path / "m.prom")], env, tmp_path)
+    assert metrics.returncode == 0, metrics.stderr
+    mail = _sentinel(["notify"], env, tmp_path)
+    assert mail.returncode == 0, mail.stderr
+    return plan.stdout, summary, report.stdout, (tmp_path / "m.prom").read_text() + mail.stdout
+
+
+def test_an_acceptance_that_measured_part_of_its_contract_is_incomplete_and_says_why(
+        tmp_path, site_configuration):
+    plan, summary, said, sent = _acceptance(tmp_path, site_configuration, MAPPINGS)
+    # before anything runs, the plan names what cannot be measured here
+    assert "acceptance: 2 requirement(s) of the reference file cannot be measured" in plan
+    assert "ob1-vader/socket latency_8B: skipped" in plan
+    assert "ob1-vader/node latency_8B: not generated" in plan
+    assert summary["verdict"] == "INCOMPLETE" and summary["requirements"] == 3
+    why = {u["entry"].rsplit("/", 1)[1]: u for u in summary["unmeasured_requirements"]}
+    assert set(why) == {"socket", "node"}
+    assert "mapping socket needs 2 sockets" in why["socket"]["why"]
+    assert "shared memory" in why["node"]["why"]
+    assert said.startswith("acceptance: INCOMPLETE (3 requirements, 2 not measured, "
+                           "0 failed test cases)")
+    assert 'mpi_sentinel_acceptance_requirements{status="not_measured",system="local"} 2.0' \
+        in sent
+    assert "Acceptance: INCOMPLETE (3 requirements, 2 not measured" in sent
+
+
+def test_an_acceptance_that_measured_its_whole_contract_in_band_passes(
+        tmp_path, site_configuration):
+    core = "\n".join(MAPPINGS.splitlines()[:7]) + "\n"
+    plan, summary, said, sent = _acceptance(tmp_path, site_configuration, core)
+    assert "cannot be measured" not in plan
+    assert summary["verdict"] == "PASS" and summary["unmeasured_requirements"] == []
+    assert said.startswith("acceptance: PASS (1 requirements, 0 not measured, "
+                           "0 failed test cases)")
+    assert 'mpi_sentinel_acceptance_requirements{status="met",system="local"} 1.0' in sent
+    assert 'mpi_sentinel_acceptance_requirements{status="not_measured",system="local"} 0.0' \
+        in sent

@@ -339,6 +339,8 @@ def plan_command(args: argparse.Namespace) -> int:
     nightly = args.mode == "nightly"
     the_plan = plan.build(parts, jobs, failed, known.times, db, last=known.last,
                           defer=nightly)
+    unmeasurable = dry_run.unmeasurable(dry)
+    the_plan.notes.extend(output.unmeasurable_notes(unmeasurable))
     if args.defer:
         args.defer.write_text(json.dumps(output.deferral_file(the_plan), indent=1) + "\n")
     if args.json:
@@ -347,7 +349,7 @@ def plan_command(args: argparse.Namespace) -> int:
     else:
         print("\n".join(output.render(the_plan)))
     over = any(row.over_budget for row in the_plan.rows)
-    return 1 if failed or (nightly and over) else 0
+    return 1 if failed or unmeasurable or (nightly and over) else 0
 
 
 def changes_command(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 import yaml
 from reframe.core import runtime
-from reframe.core.builtins import run_before, variable
+from reframe.core.builtins import run_after, run_before, variable
 
 from sentinel.analysis import baseline
 from sentinel.analysis.baseline import Band
@@ -129,6 +130,23 @@ class PartitionReferences(Requirements):
     #:
     #: :type: :class:`List[str]`
     host_outside = variable(typ.List[str], value=[], loggable=True)
+
+    #: The reference file of this test's system, and the sha256 of its bytes
+    #: ('' when it does not exist), recorded when the test is made, before
+    #: any skip: an acceptance's report reads every entry of that file as a
+    #: requirement, measured or not, and says so when it changed since.
+    #:
+    #: :type: :class:`str`
+    reference_file = variable(str, value="", loggable=True)
+    reference_digest = variable(str, value="", loggable=True)
+
+    @run_after("init")
+    def record_reference_file(self) -> None:
+        """The system's reference file and its digest (:attr:`reference_file`)."""
+        path = references_dir() / f"{runtime.runtime().system.name}.yaml"
+        self.reference_file = str(path)
+        self.reference_digest = _digest(str(path), path.stat().st_mtime) \
+            if path.exists() else ""
 
     @run_before("run")
     def load_references(self) -> None:
@@ -352,6 +370,12 @@ class PartitionReferences(Requirements):
     def _no_reference(self, why: str) -> None:
         if self.require_partition_reference:
             raise SentinelError(f"a reference is required (acceptance): {why}")
+
+
+@functools.cache
+def _digest(path: str, mtime: float) -> str:
+    with open(path, "rb") as fp:
+        return hashlib.sha256(fp.read()).hexdigest()
 
 
 @functools.cache

@@ -12,7 +12,9 @@ and OpenPBS: ``pbsnodes -o -C`` (offline with a comment) and ``pbsnodes -r``.
 from __future__ import annotations
 
 import getpass
+import re
 import subprocess
+import time
 from dataclasses import dataclass
 
 from sentinel.errors import SentinelError
@@ -31,6 +33,8 @@ class NodeState:
     name: str
     state: str  # Slurm's, e.g. IDLE+DRAIN, MIXED, DOWN+DRAIN
     reason: str
+    #: When the reason was set (unix s, from Slurm's ``[user@time]`` stamp); None unknown.
+    since: float | None = None
 
     @property
     def drained(self) -> bool:
@@ -65,11 +69,31 @@ def slurm_states(nodes: list[str]) -> dict[str, NodeState]:
         rec = node_records(line)
         if rec:
             name = rec[0]["NodeName"]
-            found[name] = NodeState(name, rec[0].get("State", ""), _reason(line))
+            found[name] = _state(name, rec[0], line)
     missing = sorted(set(nodes) - set(found))
     if missing:
         raise SentinelError(f"node states: Slurm does not know {', '.join(missing)}")
     return found
+
+
+def _state(name: str, record: dict[str, str], line: str) -> NodeState:
+    return NodeState(name, record.get("State", ""), _reason(line), _since(line))
+
+
+def partition_states(partitions: set[str]) -> list[NodeState]:
+    """Every node of these Slurm partitions, with its state and reason."""
+    out = _run(["scontrol", "-o", "show", "node"], "node states")
+    return [_state(r["NodeName"], r, line) for line in out.splitlines()
+            for r in node_records(line)
+            if partitions & set(r.get("Partitions", "").split(","))]
+
+
+def _since(line: str) -> float | None:
+    """When a reason was set: Slurm's stamp ``[user@2026-11-28T10:06:27]`` (local time)."""
+    found = re.search(r" \[[^@\]]*@(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\]\s*$", line)
+    if not found:
+        return None
+    return time.mktime(time.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S"))
 
 
 def _reason(line: str) -> str:

@@ -3,7 +3,8 @@
 From what ``sentinel report`` reads (:class:`~sentinel.results.report.load.Inputs`):
 the newest sessions' headline values with their reference bands, every test
 case's result with a bounded reason, the values left unresolved, the change
-points over the stored sessions, the nodes vetted and what was done to them.
+points over the stored sessions, the nodes vetted and what was done to them,
+and an acceptance's requirements met, not met and not measured.
 Every value family is named for its quantity in base units
 (``mpi_sentinel_value_seconds``), its declared unit kept as the ``unit``
 label; the labels are the test case's identity, never free text.
@@ -25,7 +26,7 @@ from sentinel.results.metrics.names import (
     reason_of,
 )
 from sentinel.results.report.load import Case, Inputs, name_params, variant_of
-from sentinel.results.report.tables import NodeVerdict
+from sentinel.results.report.tables import NodeVerdict, acceptance
 from sentinel.results.vet.actions import Action
 
 PREFIX = "mpi_sentinel"
@@ -142,9 +143,23 @@ def _nodes(out: _Families, vetted: list[NodeVerdict], acted: list[Action]) -> No
                 a.time)
 
 
+def _acceptance(out: _Families, inputs: Inputs) -> None:
+    """Per system of an acceptance: its reference file's requirements met, not met, not measured."""
+    for system, contract in sorted(inputs.contracts.items()):
+        cases = [c for c in inputs.cases if c.system == system]
+        acc = acceptance(cases, {system: contract})
+        met = sum(r.verdict == "PASS" for r in acc.requirements)
+        for status, count in (("met", met), ("not_met", len(acc.requirements) - met),
+                              ("not_measured", len(acc.unmeasured))):
+            out.add("acceptance_requirements", "The requirements of an acceptance's reference "
+                    "file: how many were met, not met (measured out of band) and not measured",
+                    {"system": system, "status": status}, count)
+
+
 def families(inputs: Inputs, found: list[Change], vetted: list[NodeVerdict]) -> list[Metric]:
     """Every metric family of the inputs, each family's samples in input order."""
     out = _Families()
+    _acceptance(out, inputs)
     _values(out, _measured(inputs.cases))
     _results(out, _measured(inputs.cases))
     _changes(out, found)

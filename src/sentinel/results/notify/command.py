@@ -43,7 +43,7 @@ def notify_command(args: argparse.Namespace) -> int:
     if not args.smtp and (args.sender or args.to):
         raise SentinelError("--from and --to address a mail: give --smtp to send it")
     inputs = report_inputs.read_args(args)
-    acc = tables.acceptance(inputs.cases)
+    acc = tables.acceptance(inputs.cases, inputs.contracts)
     found = changes.find(inputs.history)
     msg = message.compose(summary.summarise(inputs, acc, found), acc,
                           sorted({c.system for c in inputs.cases}), args.link)

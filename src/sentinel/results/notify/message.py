@@ -86,8 +86,7 @@ def compose(summary: Summary, acc: Acceptance, systems: list[str], link: str = "
                f"{sum(g.count for g in unmeasured)} not measured, acceptance {acc.verdict}")
     intro = (f"Session {session} started {when(summary.newest)}, compared with "
              f"{summary.compared}.")
-    acceptance = (f"{acc.verdict} ({len(acc.requirements)} requirements, "
-                  f"{len(acc.failed_cases)} failed test cases)")
+    acceptance = acc.said
     sections = [("What changed", changed), ("What is not measured", unmeasured)]
     env = jinja2.Environment(loader=jinja2.PackageLoader("sentinel.results.notify", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)

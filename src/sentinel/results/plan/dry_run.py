@@ -12,9 +12,19 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sentinel.errors import SentinelError
+from sentinel.results.requirements import (
+    Account,
+    Seen,
+    account,
+    contract,
+    entry_key,
+    name_params,
+    would_not_measure,
+)
 
 #: Results of a dry-run test case that would run. ``xfail``/``xpass`` are
 #: performance verdicts, which a dry-run never reaches; listed for completeness.
@@ -183,3 +193,33 @@ def cases_in(report: dict) -> int:
     """How many test cases the report's first run holds (0: the selection matched none)."""
     runs = report.get("runs") or []
     return len(runs[0].get("testcases") or []) if runs else 0
+
+
+def unmeasurable(report: dict) -> list[Account]:
+    """In an acceptance's dry-run, the reference file's requirements it cannot measure.
+
+    Every entry of the file its test cases recorded (``reference_file``) is a
+    requirement; those whose test case the selection skips (and why),
+    fails, or never generates on the partition as configured are listed
+    (:func:`~sentinel.results.requirements.would_not_measure`).
+    """
+    cases = [tc for run in report.get("runs") or [] for tc in run.get("testcases") or []
+             if tc.get("require_partition_reference")]
+    files = sorted({str(_field(tc, "reference_file")) for tc in cases})
+    out: list[Account] = []
+    for path in (Path(f) for f in files if Path(f).exists()):
+        seen = [_seen(tc) for tc in cases if tc.get("reference_file") == str(path)]
+        out += would_not_measure(account(contract(path), seen))
+    return out
+
+
+def _seen(tc: dict) -> Seen:
+    """What the requirements' accounting reads of a dry-run's test case."""
+    check = str(_field(tc, "name")).split()[0]
+    where = f"{_field(tc, 'system')}:{_field(tc, 'partition')}"
+    key = tc.get("reference_index_values") or entry_key(
+        check, where, str(_field(tc, "environ")), str(tc.get("transport") or ""),
+        str(tc.get("mapping") or ""), name_params(str(tc.get("display_name") or "")))
+    reason = tc.get("fail_reason") or tc.get("skip_reason") or (
+        "a test it depends on did not run" if tc.get("result") == "skip" else "")
+    return Seen(check, key, str(_field(tc, "result")), str(reason))

@@ -7,6 +7,7 @@ from typing import Any
 
 from sentinel.results.plan import Plan, Row
 from sentinel.results.plan.nightly import Deferred
+from sentinel.results.requirements import Account
 
 
 def hms(seconds: float) -> str:
@@ -113,3 +114,12 @@ def as_json(plan: Plan, system: str, mode: str | None, selection: list[str]) -> 
     return {"system": system, "mode": mode, "selection": selection, "db": str(plan.db),
             "partitions": [_row_json(r) for r in plan.rows], "total": _row_json(plan.total),
             "legend": legend(plan), "notes": plan.notes}
+
+
+def unmeasurable_notes(accounts: list[Account]) -> list[str]:
+    """One note per requirement an acceptance's selection cannot measure, after their count."""
+    if not accounts:
+        return []
+    return [f"acceptance: {len(accounts)} requirement(s) of the reference file cannot be "
+            "measured as configured: its verdict would be INCOMPLETE",
+            *(f"acceptance cannot measure {a.text}" for a in accounts)]

@@ -39,6 +39,8 @@ class Written:
 
 #: The node actions the printed summary lists (the page lists them all).
 LAST_ACTIONS = 5
+#: The requirements not measured the printed summary lists (the page lists them all).
+UNMEASURED_SHOWN = 20
 
 
 def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
@@ -46,8 +48,11 @@ def headline(all_rows: list[tables.Row], acc: tables.Acceptance,
              acted: list[actions.Action] | None = None,
              cases: list[Case] | None = None) -> list[str]:
     """The text summary printed at the end: verdict, the nodes that failed, the headlines."""
-    lines = [f"acceptance: {acc.verdict} ({len(acc.requirements)} requirements, "
-             f"{len(acc.failed_cases)} failed test cases)"]
+    lines = [f"acceptance: {acc.said}"]
+    lines += [f"  not measured: {a.text}" for a in acc.unmeasured[:UNMEASURED_SHOWN]]
+    if len(acc.unmeasured) > UNMEASURED_SHOWN:
+        lines.append(f"  and {len(acc.unmeasured) - UNMEASURED_SHOWN} more not measured "
+                     "(the page and the JSON summary list them all)")
     lines += [f"node action: {when(a.time)} {a.where} {a.node} {a.action}: {a.reason}"
               for a in (acted or [])[-LAST_ACTIONS:]]
     lines += [f"host: {h.where} {h.text}"
@@ -89,7 +94,7 @@ def build(reports: list[Path], db: Path | None, out_dir: Path) -> Written:
 def _write(inputs: Inputs, out_dir: Path) -> Written:
     shown = replace(inputs, problems=inputs.problems + inputs.errors)
     all_rows = tables.rows(inputs.cases)
-    acc = tables.acceptance(inputs.cases)
+    acc = tables.acceptance(inputs.cases, inputs.contracts)
     found = changes.find(inputs.history)
     figures = by_check(inputs.cases, inputs.history, found)
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

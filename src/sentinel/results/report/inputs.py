@@ -10,10 +10,12 @@ import argparse
 from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import output_dir, results_db
+from sentinel.paths import output_dir, references_dir, results_db
+from sentinel.results import requirements
 from sentinel.results.report.files import load_reports, newest_report
 from sentinel.results.report.history import load_history
-from sentinel.results.report.load import Inputs
+from sentinel.results.report.load import Case, Inputs
+from sentinel.results.report.tables import acceptance_systems
 from sentinel.results.vet import actions
 
 
@@ -33,6 +35,11 @@ def read(reports: list[Path], db: Path | None) -> Inputs:
     """
     inputs = Inputs()
     load_reports(reports or newest_report(output_dir() / "reports"), inputs)
+    for system, cases in acceptance_systems(inputs.cases).items():
+        try:
+            inputs.contracts[system] = _contract(system, cases, inputs.problems)
+        except SentinelError as err:
+            inputs.problems.append(f"the acceptance on {system}: {err}")
     if db is not None:
         load_history(db, inputs)
         try:
@@ -54,3 +61,25 @@ def read_args(args: argparse.Namespace) -> Inputs:
         raise SentinelError("; ".join(inputs.errors + inputs.problems)
                             or "the run reports hold no test case")
     return inputs
+
+
+def _contract(system: str, cases: list[Case],
+              problems: list[str]) -> list[requirements.Requirement]:
+    """The requirements of the reference file an acceptance on ``system`` ran against.
+
+    The file its test cases recorded (else the system's in the references
+    directory); one that changed since is read as it is now, saying so.
+    """
+    recorded = sorted({(str(c.extra.get("reference_file") or ""),
+                        str(c.extra.get("reference_digest") or "")) for c in cases})
+    path = Path(recorded[-1][0]) if recorded[-1][0] else references_dir() / f"{system}.yaml"
+    if not path.exists():
+        raise SentinelError(f"its reference file {path} does not exist: no requirement can be "
+                            "counted")
+    now = requirements.digest(path)
+    then = {d for f, d in recorded if f == str(path) and d}
+    if then and now not in then:
+        problems.append(f"the acceptance on {system}: {path} changed since the session "
+                        f"(sha256 {sorted(then)[0][:12]} then, {now[:12]} now): its "
+                        "requirements are counted as the file is now")
+    return requirements.contract(path)

@@ -20,6 +20,7 @@ from sentinel.analysis.variables import HIGHER, HOST_VARIABLES, NEUTRAL, PerfVar
 from sentinel.errors import SentinelError
 from sentinel.results import provenance
 from sentinel.results.report.shape import checked_session, expect, is_number
+from sentinel.results.requirements import Requirement, name_params
 from sentinel.results.verdicts import attempts, earlier
 from sentinel.results.vet.actions import Action
 
@@ -134,11 +135,6 @@ class Variable:
         return min(gaps) / abs(self.reference)
 
 
-def name_params(name: str) -> dict[str, str]:
-    """The parameters of a test's display name (``%transport=ob1-tcp %mapping=core ...``)."""
-    return dict(p.split("=", 1) for p in name.split(" %")[1:] if "=" in p)
-
-
 def variant_of(params: dict[str, str]) -> str:
     """The parameters that tell variants apart beyond transport and mapping (``mode=pure``).
 
@@ -225,6 +221,9 @@ class Inputs:
     errors: list[str] = field(default_factory=list)
     #: What ``sentinel vet`` did to nodes (drains, resumes), from the results database.
     node_actions: list[Action] = field(default_factory=list)
+    #: system -> the requirements of its reference file, for each system the
+    #: run reports hold an acceptance of (its every entry is a requirement).
+    contracts: dict[str, list[Requirement]] = field(default_factory=dict)
 
 
 def _variable(check: str, key: str, entry: object, where: str,
@@ -345,7 +344,8 @@ def _case(tc: dict, session: dict, source: str, headline_only: bool = False,
         variables=variables,
         extra={k: tc[k] for k in ("queue_model", "queue_evidence", "mpi_linkage", "unresolved",
                                   "fabric_pairs", "outliers", "cleared", "nodes_vetted",
-                                  "node_verdicts", *BASELINE_FIELDS) if tc.get(k)},
+                                  "node_verdicts", *BASELINE_FIELDS, *ACCEPTANCE_FIELDS)
+               if tc.get(k)},
         provenance=recorded, index=str(tc.get("reference_index_values") or ""), judged=judged)
 
 
@@ -370,6 +370,9 @@ def _with_origin(variables: dict[str, Variable], tc: dict, judged: list[str],
                             recorded_band=band)
     return out
 
+
+#: What a test case recorded of the acceptance it ran in (:mod:`sentinel.rfm.references`).
+ACCEPTANCE_FIELDS = ("require_partition_reference", "reference_file", "reference_digest")
 
 #: What a test case recorded of its bands' origin (:mod:`sentinel.rfm.references`).
 BASELINE_FIELDS = ("reference_origin", "reference_entry", "provisional", "baseline_sessions",

@@ -56,7 +56,7 @@ class Line:
 
     text: str
     target: str   # id of the element it links to
-    verdict: str  # FAIL, PASS or INFO
+    verdict: str  # FAIL, PASS, INFO or INCOMPLETE
 
 
 @dataclass
@@ -287,6 +287,13 @@ def _skipped(cases: list[Case]) -> list[Group]:
             for reason, members in sorted(by.items(), key=lambda kv: -len(kv[1]))]
 
 
+def _not_measured(acc: Acceptance) -> Group:
+    """The acceptance's requirements that no test case measured, each with why."""
+    return Group("requirements of the acceptance not measured (INCOMPLETE until they are)",
+                 "INCOMPLETE", [Line(a.text, "acceptance", "INCOMPLETE")
+                                for a in acc.unmeasured])
+
+
 def _unresolved(cases: list[Case]) -> list[Group]:
     """Unresolved values, one group per variable name."""
     by: dict[str, list[Line]] = defaultdict(list)
@@ -319,5 +326,6 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     return Summary(newest, previous[0] if previous else None,
                    _compared(inputs, newest, previous[0] if previous else None),
                    [g for g in changed if g.lines],
-                   [*_skipped(inputs.cases), *_unresolved(inputs.cases),
-                    *_provisional(inputs.cases)])
+                   [g for g in (_not_measured(acc),) if g.lines]
+                   + [*_skipped(inputs.cases), *_unresolved(inputs.cases),
+                      *_provisional(inputs.cases)])

@@ -10,10 +10,19 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from sentinel.analysis.variables import COVERAGE, HOST_VARIABLES
-from sentinel.results.report.load import Case, Variable, probe_outside
+from sentinel.results.report.load import Case, Variable, name_params, probe_outside
+from sentinel.results.requirements import (
+    MEASURED,
+    Account,
+    Requirement,
+    Seen,
+    account,
+    entry_key,
+)
 
 SUMMARY_FIELDS = ("system", "partition", "environ", "check", "transport", "mapping",
                   "test", "variable", "value", "interval_low", "interval_high",
@@ -80,30 +89,82 @@ def natural(name: str) -> tuple:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """Each requirement (a referenced variable) and each failed test case; the verdict."""
+    """Each requirement measured (a referenced variable), each not measured, each failed case."""
 
     requirements: list[Row]
     failed_cases: list[Case]
+    #: In an acceptance, the reference file's requirements no test case
+    #: measured, each with why (:mod:`sentinel.results.requirements`).
+    unmeasured: list[Account] = field(default_factory=list)
+    #: How many requirements the reference files of the acceptance sessions
+    #: hold (0: no acceptance session; the referenced variables are the
+    #: requirements).
+    contract: int = 0
 
     @property
-    def passed(self) -> bool:
-        """PASS when every requirement holds and no test case failed."""
-        return (not self.failed_cases
-                and all(r.verdict == "PASS" for r in self.requirements))
+    def total(self) -> int:
+        """The requirements: the reference files' in an acceptance, else those measured."""
+        return self.contract or len(self.requirements)
 
     @property
     def verdict(self) -> str:
-        """The overall verdict: PASS, FAIL, or NO REQUIREMENTS when nothing was referenced."""
-        if not self.requirements and not self.failed_cases:
-            return "NO REQUIREMENTS"
-        return "PASS" if self.passed else "FAIL"
+        """FAIL, INCOMPLETE, PASS, or NO REQUIREMENTS when nothing was referenced.
+
+        FAIL: a requirement measured out of its band, or a test case failed.
+        INCOMPLETE: nothing failed, but a requirement was not measured (what
+        was never measured cannot pass, and did not fail).
+        """
+        if self.failed_cases or any(r.verdict == "FAIL" for r in self.requirements):
+            return "FAIL"
+        if self.unmeasured:
+            return "INCOMPLETE"
+        return "PASS" if self.total else "NO REQUIREMENTS"
+
+    @property
+    def said(self) -> str:
+        """``INCOMPLETE (3 requirements, 2 not measured, 0 failed test cases)``."""
+        return (f"{self.verdict} ({self.total} requirements, {len(self.unmeasured)} not "
+                f"measured, {len(self.failed_cases)} failed test cases)")
 
 
-def acceptance(cases: list[Case]) -> Acceptance:
-    """Requirements are the variables with a reference band."""
+def acceptance(cases: list[Case],
+               contracts: Mapping[str, list[Requirement]] | None = None) -> Acceptance:
+    """Requirements are the variables with a reference band, and in an acceptance the file's.
+
+    ``contracts``: system -> the requirements of its reference file, for
+    the systems the cases ran an acceptance on (:func:`contracts_of`).
+    """
     reqs = [r for r in rows(cases) if r.var.referenced]
     failed = [c for c in cases if c.result in ("fail", "abort")]
-    return Acceptance(reqs, sorted(failed, key=lambda c: (c.where, c.name)))
+    accounts = [a for system, contract in (contracts or {}).items()
+                for a in account(contract, [seen(c) for c in cases if c.system == system])]
+    return Acceptance(reqs, sorted(failed, key=lambda c: (c.where, c.name)),
+                      [a for a in accounts if a.status != MEASURED], len(accounts))
+
+
+def seen(c: Case) -> Seen:
+    """What the requirements' accounting reads of a test case."""
+    return Seen(c.check, case_key(c), c.result, c.fail_reason,
+                frozenset(n for n, v in c.variables.items() if v.value is not None))
+
+
+def case_key(c: Case) -> str:
+    """A test case's place in the reference file, also where it stopped before recording it.
+
+    ``local:cpu/openmpi/ob1-vader/socket`` (its ``reference_index_values``
+    when it got that far; else from where it ran and its parameters).
+    """
+    return c.index or entry_key(c.check, f"{c.system}:{c.partition}", c.environ, c.transport,
+                                c.mapping, name_params(c.name))
+
+
+def acceptance_systems(cases: list[Case]) -> dict[str, list[Case]]:
+    """The systems the cases ran an acceptance on, each with its acceptance test cases."""
+    out: dict[str, list[Case]] = {}
+    for c in cases:
+        if c.extra.get("require_partition_reference"):
+            out.setdefault(c.system, []).append(c)
+    return out
 
 
 @dataclass(frozen=True)
@@ -274,6 +335,11 @@ def summary_json(all_rows: list[Row], acc: Acceptance, problems: list[str],
     """The machine-readable summary: verdict, problems, retried and slowed nodes, variables."""
     return json.dumps({
         "verdict": acc.verdict,
+        "requirements": acc.total,
+        "unmeasured_requirements": [
+            {"check": a.requirement.check, "entry": a.requirement.key,
+             "variable": a.requirement.variable, "status": a.status, "why": a.why}
+            for a in acc.unmeasured],
         "failed_test_cases": [{"test": c.name, "where": c.where, "reason": c.fail_reason}
                               for c in acc.failed_cases],
         "retried_test_cases": [{"test": c.name, "where": c.where, "earlier": c.retried,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from sentinel.errors import SentinelError
 from sentinel.results.vet.findings import Finding, Measured
+from sentinel.site.nodes import NodeState
 
 #: More than this share of a check's nodes failing is the partition's shift.
 SHIFT = 1 / 3
@@ -106,3 +107,24 @@ def decide(first: Measured, again: Measured, most: int) -> Decision:
                         "nothing drained")
         out.drain = {}
     return out
+
+
+def health_guard(states: list[NodeState], node: str, most: int, window_h: float,
+                 now: float) -> str:
+    """Why a health check may not drain ``node`` ('' when it may).
+
+    Each node's health check runs alone, so the count is the scheduler's:
+    the nodes of ``node``'s partition (``states``) the suite drained
+    (their reason starts with ``sentinel:``) in the last ``window_h``
+    hours, a drain of unknown time counted. At ``most`` of them, nothing
+    more is drained: so many nodes failing at once is a shift of the
+    partition, its software or its references, not bad nodes.
+    """
+    recent = sorted(s.name for s in states if s.ours and s.name != node
+                    and (s.since is None or s.since >= now - window_h * 3600))
+    if len(recent) < most:
+        return ""
+    return (f"{len(recent)} node(s) of the partition drained by the suite in the last "
+            f"{window_h:g} h ({', '.join(recent)}), the most --max-drain allows of its "
+            f"{len(states)} nodes: nothing more is drained; the partition's level is in doubt "
+            "(a shift of the partition, its software or its references, not bad nodes)")
