@@ -13,6 +13,8 @@
 #   SENTINEL_OUTPUT=/var/lib/mpi-sentinel/health  # this node's own: reports, stage, results
 #   SENTINEL_HEALTH_LOG=/var/log/mpi-sentinel-health.log     # where its output goes
 #   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI as root
+#   SENTINEL_HEALTH_LOCK=/run/mpi-sentinel-health.lock  # one check of this node at a time
+#   SENTINEL_HEALTH_LOCK_WAIT=0                   # seconds to wait for the lock
 set -u
 export PATH  # slurmd gives none: the shell's default, for the programs it starts
 env_file=${SENTINEL_HEALTH_ENV:-/etc/mpi-sentinel/health.env}
@@ -30,6 +32,15 @@ fi
 if [ -z "${SENTINEL_HEALTH_SYSTEM:-}" ]; then
     echo "slurm-health-check: $env_file sets no SENTINEL_HEALTH_SYSTEM (SITE:PARTITION)" >&2
     exit 2
+fi
+# One health check of this node at a time: slurmd starts one every
+# HealthCheckInterval whether the last has ended or not. Nodes that share
+# CPUs (the test rig's) share the lock and wait their turn.
+lock=${SENTINEL_HEALTH_LOCK:-/run/mpi-sentinel-health.lock}
+exec 9>"$lock" || exit 2
+if ! flock -w "${SENTINEL_HEALTH_LOCK_WAIT:-0}" 9; then
+    echo "slurm-health-check: another health check holds $lock: not started"
+    exit 0
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck disable=SC2086 # the options are words, as on a command line

@@ -23,8 +23,10 @@ Exit status: 0 when no node was named, 1 otherwise or on an error.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -119,11 +121,21 @@ def session(args: argparse.Namespace, folder: str, label: str, mode: str, extra:
     print(f"sentinel {folder}: {label} measurement: {' '.join(cmd[1:])}", flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if not report.exists():
-        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
         raise SentinelError(f"{label} measurement: reframe wrote no report "
-                            f"(exit {proc.returncode}): {tail}")
+                            f"(exit {proc.returncode}): {_why(proc.stdout + proc.stderr)}")
     print(f"sentinel {folder}: {label} measurement: report {report}", flush=True)
     return report
+
+
+def _why(output: str) -> str:
+    """Why reframe stopped: its ``ERROR:`` and the lines indented under it, else its last lines."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip() for line in output.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith("ERROR:"):
+            said = [line, *(x.strip() for x in itertools.takewhile(
+                lambda x: x.startswith(" "), lines[i + 1:]))]
+            return " ".join(said)
+    return " | ".join(x for x in lines[-3:] if x)
 
 
 def _from_reports(paths: list[Path]) -> Measured:
