@@ -13,6 +13,7 @@ this host; 155 us through the limit).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -23,7 +24,13 @@ import pytest
 
 from tests.cluster import netns
 from tests.conftest import ROOT
-from tests.integration.conftest import FINALIZE_TIMEOUT, NO_NETWORK, namespaced_slurm, need_stack
+from tests.integration.conftest import (
+    FINALIZE_TIMEOUT,
+    NO_NETWORK,
+    mpi_env,
+    namespaced_slurm,
+    need_stack,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -247,3 +254,30 @@ def test_the_drain_guard_drains_no_more_than_it_allows(rig, tmp_path):
         for node in NODES:
             _restore(node)
         _resume(rig, "m1")
+
+
+def _health_build(out: Path, family: str) -> str:
+    """``sentinel health`` on this host over one of ``family``'s transports; its build's output."""
+    transport = {"openmpi": "openmpi/ob1-vader", "mpich": "mpich/ucx-sm"}[family]
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "sentinel"), "health", "--system",
+                           "local:cpu", "--", "-p", family, "-S", f"transports={transport}"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**mpi_env(), "SENTINEL_OUTPUT": str(out),
+                               "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT, **NO_NETWORK})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = Path(re.findall(r"\(report (\S+)\)", proc.stdout)[-1])
+    (build,) = [tc for run in json.loads(report.read_text())["runs"]
+                for tc in run["testcases"] if tc["name"].startswith("BenchBuild")]
+    return (Path(build["outputdir"]) / "rfm_build.out").read_text()
+
+
+def test_the_health_checks_benchmarks_are_built_once_per_mpi(tmp_path):
+    need_stack("openmpi")
+    need_stack("mpich")
+    first = _health_build(tmp_path, "openmpi")
+    assert "reused from" not in first and "mpicc" in first  # built, and kept
+    again = _health_build(tmp_path, "openmpi")
+    assert "sentinel: pt2pt and host reused from " in again and "mpicc" not in again
+    other = _health_build(tmp_path, "mpich")  # another MPI: its own build
+    assert "reused from" not in other
+    assert len(list((tmp_path / "var" / "build-cache").glob("pt2pt-*"))) == 2

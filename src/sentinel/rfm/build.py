@@ -105,6 +105,16 @@ class BenchBuild(BuildFixture, SpackRecord):
     #: :default: ``False``
     gpu = variable(bool, value=False)
 
+    #: A directory where built benchmarks are kept and reused: the build then
+    #: copies the benchmark and the host probe from there when its key (the
+    #: sources, the compiler wrapper's path, version and link line, the make
+    #: options) was built before, and keeps what it makes (:func:`cached_make`).
+    #: ``sentinel health`` sets it, so that a node's check builds once.
+    #:
+    #: :type: :class:`str`
+    #: :default: ``''`` (build at every run)
+    build_cache = variable(str, value="")
+
     build_system = "Make"
 
     @run_after("setup")
@@ -133,7 +143,13 @@ class BenchBuild(BuildFixture, SpackRecord):
             # A binary built in the checkout is not necessarily this MPI's.
             "make clean",
         ]
-        self.build_system.options = [self.bench, *(gpu_make_options(env) if self.gpu else [])]
+        options = [self.bench, *(gpu_make_options(env) if self.gpu else [])]
+        if self.build_cache:
+            self.build_system = "CustomBuild"
+            self.build_system.commands = cached_make(self.bench, self.build_cache, env,
+                                                     options)
+            return
+        self.build_system.options = options
         self.build_system.max_concurrency = 1
 
     @property
@@ -161,6 +177,36 @@ class BenchBuild(BuildFixture, SpackRecord):
             os.path.exists(self.executable_path),
             msg=f"{self.bench}: build produced no {self.executable_path}",
         )
+
+
+def cached_make(bench: str, cache: str, environ, options: list[str]) -> list[str]:
+    """Shell commands that reuse ``bench`` and the host probe from ``cache``, or make and keep them.
+
+    The key hashes what the binaries depend on: the sources copied into the
+    stage, the make command (compiler, flags, options), and the compiler
+    wrapper's path, ``--version`` and link line (``-show``, Open MPI's
+    ``--showme``), so a new MPI or compiler builds anew. A build is kept in a
+    directory of its own, renamed into place whole: nodes sharing the cache
+    never read half a build.
+    """
+    cc = shlex.quote(environ.cc or "cc")
+    flags = [f"{name}={shlex.quote(' '.join(values))}"
+             for name, values in (("CPPFLAGS", environ.cppflags), ("CFLAGS", environ.cflags),
+                                  ("LDFLAGS", environ.ldflags)) if values]
+    make = " ".join(["make", "-j", "1", f"CC={cc}", *flags, *map(shlex.quote, options)])
+    store = f'{shlex.quote(cache)}/{shlex.quote(bench)}-"$key"'
+    built = f"{bench}/{bench} host/host"
+    return [
+        f"key=$({{ cat Makefile common/* host/*.c {bench}/*.c; echo {shlex.quote(make)}; "
+        f"command -v {cc}; {cc} --version; {cc} -show || {cc} --showme; }} 2>&1 "
+        "| sha256sum | cut -c1-16)",
+        f"if [ -x {store}/{bench} ] && [ -x {store}/host ]; then "
+        f"cp -p {store}/{bench} {bench}/{bench} && cp -p {store}/host host/host && "
+        f'echo "sentinel: {bench} and host reused from "{store}; '
+        f"else {make} && mkdir -p {shlex.quote(cache)} && "
+        f'tmp=$(mktemp -d {shlex.quote(cache)}/.new.XXXXXX) && cp -p {built} "$tmp"/ && '
+        f'{{ mv -T "$tmp" {store} 2>/dev/null || rm -rf "$tmp"; }}; fi',
+    ]
 
 
 def gpu_make_options(environ) -> list[str]:

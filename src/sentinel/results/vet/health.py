@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.paths import repo_root, results_db
+from sentinel.paths import output_dir, repo_root, results_db
 from sentinel.results.verdicts import last_attempts
 from sentinel.results.vet import actions, decide
 from sentinel.results.vet.blame import NODE, blame
@@ -109,7 +109,9 @@ class Broken(SentinelError):
 
 def _measure(args: argparse.Namespace, node: str, label: str) -> list[Finding]:
     started = time.monotonic()
-    report = session(args, "health", f"{node}-{label}", "health", [],
+    # built once: the benchmarks of the node's earlier checks are reused
+    cache = ["-S", f"BenchBuild.build_cache={output_dir() / 'var' / 'build-cache'}"]
+    report = session(args, "health", f"{node}-{label}", "health", cache,
                      args.checks or [repo_root() / "checks" / "pt2pt.py"])
     took = time.monotonic() - started
     found, broken, judged = failures(json.loads(report.read_text()), node)
