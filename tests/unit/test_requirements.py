@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from sentinel.errors import SentinelError
-from sentinel.results import requirements
 from sentinel.results.plan import dry_run, output
 from sentinel.results.report import tables
 from sentinel.results.report.inputs import read
@@ -188,5 +187,6 @@ def test_a_plan_whose_contract_it_can_measure_lists_nothing(tmp_path):
 def test_the_counts_cover_every_status():
     accounts = account([_req("local:cpu/openmpi/ob1-vader/core")],
                        [tables.seen(c) for c in _cases()])
-    assert requirements.counts(accounts) == {MEASURED: 1, FAILED: 0, SKIPPED: 0,
-                                             NOT_GENERATED: 0, NO_VALUE: 0}
+    statuses = {s: sum(a.status == s for a in accounts)
+                for s in (MEASURED, FAILED, SKIPPED, NOT_GENERATED, NO_VALUE)}
+    assert statuses == {MEASURED: 1, FAILED: 0, SKIPPED: 0, NOT_GENERATED: 0, NO_VALUE: 0}

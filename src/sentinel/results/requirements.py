@@ -205,11 +205,3 @@ def _shared_memory(transport: str) -> bool:
     """Whether the catalogue's transports of this name carry traffic within a node only."""
     found = [t for t in CATALOGUE.values() if t.name == transport]
     return bool(found) and all(t.intra_node for t in found)
-
-
-def counts(accounts: list[Account]) -> dict[str, int]:
-    """How many requirements ended in each status."""
-    out = dict.fromkeys((MEASURED, FAILED, SKIPPED, NOT_GENERATED, NO_VALUE), 0)
-    for a in accounts:
-        out[a.status] += 1
-    return out

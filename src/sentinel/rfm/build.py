@@ -143,14 +143,13 @@ class BenchBuild(BuildFixture, SpackRecord):
             # A binary built in the checkout is not necessarily this MPI's.
             "make clean",
         ]
-        options = [self.bench, *(gpu_make_options(env) if self.gpu else [])]
-        if self.build_cache:
-            self.build_system = "CustomBuild"
-            self.build_system.commands = cached_make(self.bench, self.build_cache, env,
-                                                     options)
-            return
-        self.build_system.options = options
+        self.build_system.options = [self.bench, *(gpu_make_options(env) if self.gpu else [])]
         self.build_system.max_concurrency = 1
+        if self.build_cache:
+            (make,) = self.build_system.emit_build_commands(env)  # ReFrame's own make line
+            self.build_system = "CustomBuild"
+            self.build_system.commands = cached_make(self.bench, self.build_cache,
+                                                     env.cc or "cc", make)
 
     @property
     def executable_path(self) -> str:
@@ -179,21 +178,18 @@ class BenchBuild(BuildFixture, SpackRecord):
         )
 
 
-def cached_make(bench: str, cache: str, environ, options: list[str]) -> list[str]:
-    """Shell commands that reuse ``bench`` and the host probe from ``cache``, or make and keep them.
+def cached_make(bench: str, cache: str, compiler: str, make: str) -> list[str]:
+    """Shell commands that reuse ``bench`` and the host probe from ``cache``, or ``make`` them.
 
-    The key hashes what the binaries depend on: the sources copied into the
-    stage, the make command (compiler, flags, options), and the compiler
-    wrapper's path, ``--version`` and link line (``-show``, Open MPI's
-    ``--showme``), so a new MPI or compiler builds anew. A build is kept in a
-    directory of its own, renamed into place whole: nodes sharing the cache
-    never read half a build.
+    ``make`` is the command ReFrame's Make build system would run. The key
+    hashes what the binaries depend on: the sources copied into the stage,
+    that command (compiler, flags, options), and the ``compiler`` wrapper's
+    path, ``--version`` and link line (``-show``, Open MPI's ``--showme``),
+    so a new MPI or compiler builds anew. A build is kept in a directory of
+    its own, renamed into place whole: nodes sharing the cache never read
+    half a build.
     """
-    cc = shlex.quote(environ.cc or "cc")
-    flags = [f"{name}={shlex.quote(' '.join(values))}"
-             for name, values in (("CPPFLAGS", environ.cppflags), ("CFLAGS", environ.cflags),
-                                  ("LDFLAGS", environ.ldflags)) if values]
-    make = " ".join(["make", "-j", "1", f"CC={cc}", *flags, *map(shlex.quote, options)])
+    cc = shlex.quote(compiler)
     store = f'{shlex.quote(cache)}/{shlex.quote(bench)}-"$key"'
     built = f"{bench}/{bench} host/host"
     return [

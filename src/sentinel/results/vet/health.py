@@ -103,10 +103,6 @@ def failures(report: dict, node: str) -> tuple[list[Finding], list[Finding], int
     return nodes, checks, judged
 
 
-class Broken(SentinelError):
-    """The health check itself failed: nothing was judged of the node."""
-
-
 def _measure(args: argparse.Namespace, node: str, label: str) -> list[Finding]:
     started = time.monotonic()
     # built once: the benchmarks of the node's earlier checks are reused
@@ -116,11 +112,11 @@ def _measure(args: argparse.Namespace, node: str, label: str) -> list[Finding]:
     took = time.monotonic() - started
     found, broken, judged = failures(json.loads(report.read_text()), node)
     if broken:
-        raise Broken("; ".join(f"{f.check}: {f.what}" for f in broken)
-                     + f" (report {report})")
+        raise SentinelError("; ".join(f"{f.check}: {f.what}" for f in broken)
+                            + f" (report {report})")
     if not judged:
-        raise Broken(f"{label} measurement: no test case ran on {args.system} (report "
-                     f"{report}): check the selection and that the partition offers it")
+        raise SentinelError(f"{label} measurement: no test case ran on {args.system} (report "
+                            f"{report}): check the selection and that the partition offers it")
     print(f"sentinel health: {node}: {label} measurement, {judged} test case(s), "
           f"{len(found)} failed, {took:.1f} s (report {report})", flush=True)
     for f in found:
