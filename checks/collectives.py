@@ -41,8 +41,8 @@ from sentinel.analysis import collectives
 from sentinel.analysis.standard import osu_options
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb, osu
-from sentinel.rfm import selection
 from sentinel.rfm.collectives import ImbCountSeries, OsuCountSeries, OsuSeriesOutput
+from sentinel.rfm.compat import selection
 from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
 from sentinel.rfm.standard_build import ImbBuild, OsuBuild, SpackImbBuild, SpackOsuBuild
 

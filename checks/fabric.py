@@ -37,9 +37,9 @@ from sentinel.analysis import fabric, fabric_modes, fabric_sweep
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.compat import selection
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
 

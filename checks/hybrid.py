@@ -36,9 +36,9 @@ from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
 from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.compat import selection
 from sentinel.rfm.placing import partition_nodes
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes

@@ -33,7 +33,7 @@ from reframe.core.builtins import run_before, variable
 from sentinel.analysis.standard import IMB_BENCHMARKS, IMB_SPEC, imb_values
 from sentinel.analysis.variables import Values
 from sentinel.parsers import imb
-from sentinel.rfm import selection
+from sentinel.rfm.compat import selection
 from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck, build_variants
 from sentinel.rfm.standard_build import ImbBuild, SpackImbBuild
 

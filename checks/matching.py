@@ -29,9 +29,9 @@ from sentinel.analysis import matching
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
-from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.compat import selection
 from sentinel.rfm.references import PartitionReferences
 
 

@@ -50,7 +50,7 @@ from sentinel.analysis.standard import (
 )
 from sentinel.analysis.variables import Values
 from sentinel.parsers import osu
-from sentinel.rfm import selection
+from sentinel.rfm.compat import selection
 from sentinel.rfm.gpu import DeviceBuffers
 from sentinel.rfm.gpu_aware import gpu_runtime, require_gpu_aware
 from sentinel.rfm.standard import StandardSuiteCheck, build_variants

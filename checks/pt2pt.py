@@ -20,7 +20,7 @@ partitions with the ``gpu`` feature, in environments whose MPI is GPU-aware
 ``buffers`` too.
 """
 
-from sentinel.rfm import selection
+from sentinel.rfm.compat import selection
 from sentinel.rfm.pt2pt import PT2PT_CHECK, Pt2ptBase, Pt2ptGpuBase
 
 

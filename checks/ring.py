@@ -17,9 +17,9 @@ from reframe.core.builtins import fixture, variable
 from sentinel.analysis import ring
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput, parse
-from sentinel.rfm import selection
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
+from sentinel.rfm.compat import selection
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import RankSeries
 

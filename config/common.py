@@ -5,11 +5,12 @@ run reports and perflogs in ``reports/``, stage and output directories and
 the results database in ``var/``.
 """
 
-import atexit
 import os
 import shlex
 import sys
 from pathlib import Path
+
+from sentinel.rfm.compat import cmdline
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = Path(os.environ.get("SENTINEL_OUTPUT", ROOT))
@@ -71,57 +72,18 @@ NIGHTLY_COMPARE = 'now-7d:now?mode=="nightly"/median:/+result'
 RESULTS_DB = Path(os.environ.get("SENTINEL_RESULTS_DB", str(VAR / "results.db")))
 
 
-def _has_nightly_history(db: Path) -> bool:
-    """Whether the results database holds a session run with ``--mode nightly``."""
-    from sentinel.errors import SentinelError
-    from sentinel.results.store import ran_mode
-
-    if not db.exists():
-        return False
-    try:
-        return ran_mode(db, "nightly")
-    except SentinelError:
-        return True  # ReFrame itself says what is wrong with the database
-
-
-def _running_nightly() -> bool:
-    """Whether this reframe process runs (not lists) the nightly mode."""
-    nightly = any(a in ("nightly", "--mode=nightly") for a in sys.argv)
-    return nightly and any(a in ("-r", "--run") for a in sys.argv)
-
-
-def _change_points_at_exit() -> None:
-    """The nightly mode ends with the change points of the nightly history.
-
-    Run when reframe exits, after it stored tonight's session in the results
-    database (ReFrame has no hook after that).
-    """
-    from sentinel.errors import SentinelError
-    from sentinel.results import changes
-    from sentinel.results.report.history import load_history
-    from sentinel.results.report.load import Inputs
-
-    try:
-        inputs = Inputs()
-        load_history(RESULTS_DB, inputs, parallel=False)  # at exit: no pool
-        history = [s for s in inputs.history if s[0].get("mode") == "nightly"]
-        lines = changes.render(changes.find(history), history, changes.PVALUE)
-    except (SentinelError, OSError, ValueError) as err:
-        lines = [f"mpi-sentinel: change points not computed: {err}"]
-    print("mpi-sentinel: change points over the nightly sessions (sentinel changes "
-          "--mode nightly):", *lines, sep="\n  ", flush=True)
-
-
 def _nightly_report() -> list[str]:
-    """The end-of-run table against past nights; none on the first night.
+    """The end-of-run table against past nights; none before the results database exists.
 
     On an empty history the comparison would be a row of ``<no data>`` per
-    variable (704 rows here); the first night says there is no history instead.
+    variable (704 rows here); the first night says there is no history
+    instead. The database is not opened here: a database that holds sessions
+    of other modes only gives its first night ReFrame's ``<no data>`` rows.
     """
-    if _has_nightly_history(RESULTS_DB):
+    if RESULTS_DB.exists():
         # ReFrame shlex-splits mode options: the filter keeps its quotes.
         return [shlex.quote(f"--performance-report={NIGHTLY_COMPARE}")]
-    if any(a in ("nightly", "--mode=nightly") for a in sys.argv):
+    if cmdline.mode() == "nightly":
         print(f"mpi-sentinel: no nightly history yet in {RESULTS_DB}: tonight's values are "
               "stored; from the next night on, the end-of-run table compares with the "
               "median of the last 7 nights", file=sys.stderr)
@@ -242,11 +204,6 @@ storage = [{
     "sqlite_db_file": str(RESULTS_DB),
 }]
 
-def _listing() -> bool:
-    """Whether reframe was asked for a listing (``-l``, ``-L``, ``--list...``)."""
-    return any(a in ("-l", "-L") or a.startswith("--list") for a in sys.argv[1:])
-
-
 def _logger_level() -> str:
     """The most detailed level a handler takes: the file's (verbose), or the console's.
 
@@ -255,9 +212,7 @@ def _logger_level() -> str:
     drop it: at site scale, debug records nobody keeps cost a third of a
     dry-run. ``-vv`` and ``-vvv`` still get the console their debug output.
     """
-    steps = sum(a.count("v") for a in sys.argv[1:] if a.startswith("-v") and set(a[1:]) == {"v"})
-    steps += sys.argv[1:].count("--verbose")
-    return ["verbose", "verbose", "debug", "debug2"][min(steps, 3)]
+    return ["verbose", "verbose", "debug", "debug2"][min(cmdline.verbosity(), 3)]
 
 
 logging = [{
@@ -268,7 +223,7 @@ logging = [{
         # A listing has nothing to diagnose: its lines (27,308 for the
         # tests/config/big_site.py site) stay out of the log file.
         {"type": "file", "name": str(VAR / "reframe.log"),
-         "level": "warning" if _listing() else "verbose",
+         "level": "warning" if cmdline.listing() else "verbose",
          "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
          "append": True},
     ],
@@ -287,6 +242,3 @@ logging = [{
     }],
 }]
 
-
-if _running_nightly():
-    atexit.register(_change_points_at_exit)

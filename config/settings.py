@@ -17,7 +17,7 @@ import socket
 import sys
 from pathlib import Path
 
-from sentinel.rfm.cmdline import option_values
+from sentinel.rfm.compat import cmdline
 
 _HERE = Path(__file__).resolve().parent
 
@@ -29,9 +29,9 @@ def _load(path: Path):
     return module
 
 
-def _requested_system(argv: list[str]) -> str | None:
+def _requested_system() -> str | None:
     """The system named by ``--system`` (or ``RFM_SYSTEM``), without its partition."""
-    names = [os.environ.get("RFM_SYSTEM"), *option_values(argv, None, "--system")]
+    names = [os.environ.get("RFM_SYSTEM"), *cmdline.given(None, "--system")]
     name = [n for n in names if n][-1:]
     return name[0].split(":", 1)[0] if name else None
 
@@ -71,20 +71,20 @@ def _in_use(module, requested: str | None) -> bool:
     return any(re.match(pattern, host) for pattern in module.system["hostnames"])
 
 
-def _check_set_options(argv: list[str]) -> None:
+def _check_set_options() -> None:
     """Stop with the reason when a ``-S`` value cannot be given to its test."""
     from reframe.core.exceptions import ConfigError
 
-    from sentinel.rfm.setvars import set_option_problems
+    from sentinel.rfm.compat.setvars import set_option_problems
 
-    problems = set_option_problems(argv[1:], [_HERE.parent / "checks"])
+    problems = set_option_problems(cmdline.argv()[1:], [_HERE.parent / "checks"])
     if problems:
         raise ConfigError("bad -S value(s):\n  " + "\n  ".join(problems))
 
 
 def _declare_features(configuration: dict) -> None:
     """Every environment's features, for the checks ``-S`` loads before ReFrame does."""
-    from sentinel.rfm.offered import declare
+    from sentinel.rfm.compat.offered import declare
 
     declare([set(env.get("features", [])) for env in configuration["environments"]])
 
@@ -120,11 +120,11 @@ def _check_references(configuration: dict, system: str) -> None:
                           + "\n  ".join(problems))
 
 
-_RUN_BY_REFRAME = Path(sys.argv[0]).name == "reframe"
+_RUN_BY_REFRAME = cmdline.run_by_reframe()
 _common = _load(_HERE / "common.py")
 _site_files = sorted(p for p in (_HERE / "systems").glob("*.py") if p.stem != "local")
 _systems = [_load(p) for p in _site_files]
-_requested = _requested_system(sys.argv)
+_requested = _requested_system()
 # A system requested by name that is not local's (a site file, or one another
 # -C file adds) needs none of local's probes of this host.
 if _requested in (None, "local") and not any(_in_use(m, _requested) for m in _systems):
@@ -141,7 +141,7 @@ site_configuration = {
     "general": _common.general,
     "logging": _common.logging,
     "modes": _with_prgenvs(_site_modes(_systems, _common.modes),
-                           option_values(sys.argv, "-p", "--prgenv")),
+                           cmdline.given("-p", "--prgenv")),
     "storage": _common.storage,
 }
 
@@ -149,6 +149,6 @@ if _RUN_BY_REFRAME:
     _in_use_now = [m.system["name"] for m in _systems if _in_use(m, _requested)]
     _system = _requested or (_in_use_now[0] if _in_use_now else "local")
     _declare_features(site_configuration)
-    _check_set_options(sys.argv)
+    _check_set_options()
     _check_references(site_configuration, _system)
     _warn_topology(site_configuration, _system)

@@ -30,9 +30,8 @@ example_cluster -c checks -l`` (or ``--dry-run``).
 """
 
 import os
-import sys
 
-from sentinel.rfm.cmdline import pins_jobs_to_nodes
+from sentinel.rfm.compat.cmdline import pins_jobs_to_nodes
 
 # Lmod sets LMOD_CMD on every login; off the cluster (listing, --dry-run on a
 # laptop or in CI) there is no module system, and the module loads are
@@ -69,7 +68,7 @@ def _partition(name: str, descr: str, nodes: int, processor: dict) -> dict:
         # the vet mode pins a job to each node: one busy with another job is
         # ReqNodeNotAvail to Slurm, a wait; otherwise it is a node down, and
         # ReFrame cancels the job naming the node
-        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)},
+        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes()},
         "extras": {"num_nodes": nodes},
         "processor": processor,
         "max_jobs": 8,

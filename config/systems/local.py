@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 
 from sentinel.paths import repo_root
-from sentinel.rfm.cmdline import pins_jobs_to_nodes
+from sentinel.rfm.compat.cmdline import pins_jobs_to_nodes
 from sentinel.site import detect, detect_cache, slurm
 
 _intel_root = detect.intel_root()
@@ -161,7 +161,7 @@ def _slurm_partition(part: slurm.SlurmPartition, host: dict) -> dict:
         # node finishes another: Slurm calls that ReqNodeNotAvail, which
         # ReFrame would take for a node gone and cancel the job. Elsewhere
         # ReqNodeNotAvail is a node down, and the job is cancelled naming it.
-        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)},
+        "sched_options": {"ignore_reqnodenotavail": pins_jobs_to_nodes()},
         "extras": {"num_nodes": part.nodes},
         "processor": processor,
         "max_jobs": 4,

@@ -5,11 +5,14 @@ baseline``, the session, ``sentinel report``: ``tests/cluster/nights.py``),
 shortened to Pt2ptCheck (standard mode) over Open MPI's ob1-vader and
 ob1-tcp, core mapping, inside one network namespace whose loopback carries
 the TCP traffic; the baseline's burn-in lowered to three sessions and no
-hours, as a test may, and so its floor raised to 40 %: three sessions half a
+hours, as a test may, and so its floor raised to 60 %: three sessions half a
 minute apart sample one stretch of this VM, whose shared-memory 8 B latency
-moves between 0.13 and 0.18 us from one stretch of minutes to the next (a
-site's first week of nights holds that drift in its window, at the default
-floor of 20 %):
+moves from one stretch of minutes to the next (0.13 and 0.18 us on
+2026-11-20; 0.20 and 0.45-0.52 us, with the host probe's round trip at 100
+and 450 ns, in two runs of 2026-11-28). At 40 % a CI run learnt 0.363 us
+and failed 0.515 then 0.515 us as the MPI's: a slow spell that both
+attempts met, which the probe before them did not see. A site's first week
+of nights holds that drift in its window, at the default floor of 20 %:
 
 * the first session, with no reference at all, passes, its judged values
   provisional, and names nothing;
@@ -42,7 +45,7 @@ from tests.integration.conftest import need_capability, need_stack
 pytestmark = pytest.mark.integration
 
 UNCHANGED, LIMITED = 5, 2
-BURN_IN = ["--window", "10", "--min-sessions", "3", "--min-span", "0", "--floor", "0.4"]
+BURN_IN = ["--window", "10", "--min-sessions", "3", "--min-span", "0", "--floor", "0.6"]
 SELECTION = ["--mode", "quick", "-p", "openmpi", "-S", "Pt2ptCheck.modes=standard",
              "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=core"]
 

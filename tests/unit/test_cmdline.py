@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sentinel.rfm.cmdline import pins_jobs_to_nodes
+from sentinel.rfm.compat.cmdline import pins_jobs_to_nodes
 
 
 @pytest.mark.parametrize(("argv", "pinned"), [

@@ -12,7 +12,7 @@ import reframe.core.launchers.mpi as rfm_launchers
 import reframe.core.logging as rfm_logging
 from reframe.core.warnings import ReframeDeprecationWarning
 
-from sentinel.rfm import reframe_fixes
+from sentinel.rfm.compat import reframe_fixes
 
 
 def test_every_patched_reframe_function_is_the_one_the_patch_was_written_for():

@@ -7,7 +7,7 @@ import sys
 import pytest
 from reframe.core import decorators
 
-from sentinel.rfm import selection
+from sentinel.rfm.compat import selection
 from tests.offline import check_classes, offline_runtime
 
 

@@ -33,16 +33,16 @@ from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 from sentinel.parsers.provenance import gather_command
 from sentinel.parsers.sentinel_output import parse, require_complete
-from sentinel.rfm import reframe_fixes
+from sentinel.rfm import compat
+from sentinel.rfm.compat.generation import offered_transports, transport_label
+from sentinel.rfm.compat.skips import RecordsSkip
 from sentinel.rfm.each_node import EachNode
 from sentinel.rfm.files import LaunchFiles
-from sentinel.rfm.generation import offered_transports, transport_label
 from sentinel.rfm.host_probe import LAUNCH_STATUS, HostProbe
 from sentinel.rfm.packing import PACKED, PackedTransports
 from sentinel.rfm.placing import PlacementChecks
 from sentinel.rfm.provenance import LDD_FILE, PROVENANCE_FILE, Provenance
 from sentinel.rfm.rotation import NightlyRotation
-from sentinel.rfm.skips import RecordsSkip
 from sentinel.rfm.values import MeasuredValues
 
 #: MPICH before 4.2 (ch4:ucx) can deadlock in MPI_Finalize: one rank waits in
@@ -58,7 +58,7 @@ def _option_value(value: object) -> str:
     return str(value)
 
 
-reframe_fixes.install()
+compat.install()
 
 
 class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,

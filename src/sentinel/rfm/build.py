@@ -24,8 +24,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from sentinel.errors import SentinelError
 from sentinel.parsers.provenance import compiler_command, compiler_version, not_found
 from sentinel.paths import bench_dir
+from sentinel.rfm.compat.skips import RecordsSkip
 from sentinel.rfm.gpu_aware import GPU_RUNTIMES, gpu_runtime, require_gpu_aware
-from sentinel.rfm.skips import RecordsSkip
 from sentinel.rfm.spack_build import SpackRecord, build_with_spack, spack_prefix
 from sentinel.site.spack import spack_setup, uses_spack
 

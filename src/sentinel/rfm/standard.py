@@ -23,10 +23,10 @@ from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers import imb
 from sentinel.parsers.imb import ImbOutput
-from sentinel.rfm import selection
 from sentinel.rfm.affinity import AffinityProbe
 from sentinel.rfm.base import TransportMappingTest
-from sentinel.rfm.generation import offers_feature
+from sentinel.rfm.compat import selection
+from sentinel.rfm.compat.generation import offers_feature
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.switches import ProtocolSwitches
 from sentinel.site.binaries import find_program

@@ -17,7 +17,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 
 from sentinel.rfm.build import BuildFixture
-from sentinel.rfm.skips import RecordsSkip
+from sentinel.rfm.compat.skips import RecordsSkip
 from sentinel.rfm.spack_build import SpackRecord, build_with_spack, spack_prefix
 from sentinel.site.binaries import find_program
 from sentinel.site.sources import file_sha256, recipe, release, unreachable

@@ -255,12 +255,12 @@ def _one_cpu_each(cpus: int) -> list[str]:
 '''
 
 
-_PINNED_IMPORTS = "import sys\n\nfrom sentinel.rfm.cmdline import pins_jobs_to_nodes"
+_PINNED_IMPORTS = "from sentinel.rfm.compat.cmdline import pins_jobs_to_nodes"
 #: A job pinned to a node (``--distribute``, the vet mode) waits while the
 #: node is busy: Slurm calls that ReqNodeNotAvail, which is otherwise a node
 #: down and cancels the job naming it.
 _PINNED = '''
 for _partition in system["partitions"]:
     # pinned jobs wait for a busy node; elsewhere ReqNodeNotAvail is a node down
-    _partition["sched_options"] = {"ignore_reqnodenotavail": pins_jobs_to_nodes(sys.argv)}
+    _partition["sched_options"] = {"ignore_reqnodenotavail": pins_jobs_to_nodes()}
 '''

@@ -2,7 +2,7 @@
 
 ReFrame evaluates a check's parameters when the check file is imported. The
 configuration checks ``-S`` values by importing the check files before
-ReFrame has a runtime (:mod:`sentinel.rfm.setvars`): the parameters are then
+ReFrame has a runtime (:mod:`sentinel.rfm.compat.setvars`): the parameters are then
 the whole catalogue, which lacks the transports an environment pins to an
 interface by name (``ob1-tcp-ib0``), so the configuration declares every
 environment's features here first.

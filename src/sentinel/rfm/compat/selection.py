@@ -28,16 +28,14 @@ class (the build variants' ``source`` and ``spack`` included), never in a hook.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import reframe as rfm
 from reframe.core.pipeline import RegressionTest
 from reframe.frontend import filters
 
-from sentinel.rfm.cmdline import option_values
-from sentinel.rfm.generation import mode_options
+from sentinel.rfm.compat.cmdline import given, has_option, option_values, run_by_reframe
+from sentinel.rfm.compat.generation import mode_options
 
 #: Options after which the class-level judgement is not ReFrame's: every class registers.
 _UNJUDGED = ("-P", "--parameterize", "--failed", "--restore-session")
@@ -90,14 +88,14 @@ def _session_filters() -> tuple[list[str], ...] | None:
     after an option of :data:`_UNJUDGED`, and before the runtime (the
     configuration checking ``-S`` values wants every class).
     """
-    if Path(sys.argv[0]).name != "reframe" or os.environ.get("SENTINEL_REGISTER_ALL") == "1":
+    if not run_by_reframe() or os.environ.get("SENTINEL_REGISTER_ALL") == "1":
         return None
-    if any(a == opt or a.startswith(f"{opt}=") for a in sys.argv[1:] for opt in _UNJUDGED):
+    if has_option(*_UNJUDGED):
         return None
     mode = mode_options()
     if mode is None:
         return None
-    return tuple([*option_values(mode, short, long), *option_values(sys.argv, short, long)]
+    return tuple([*option_values(mode, short, long), *given(short, long)]
                  for short, long in (("-n", "--name"), ("-x", "--exclude"), ("-t", "--tag"),
                                      ("-T", "--exclude-tag")))
 

@@ -9,15 +9,15 @@ the configuration and the command line, before ReFrame sees them.
 from __future__ import annotations
 
 import shlex
-import sys
 
 from reframe.core import runtime
 from reframe.core.exceptions import ReframeFatalError
 from reframe.utility import osext
 
 from sentinel.mpi.transports import CATALOGUE, declared, resolve
-from sentinel.rfm import offered, packing
-from sentinel.rfm.cmdline import option_values, setvar_values
+from sentinel.rfm import packing
+from sentinel.rfm.compat import offered
+from sentinel.rfm.compat.cmdline import mode, setvar_values
 
 
 def offered_transports() -> list[str]:
@@ -25,7 +25,7 @@ def offered_transports() -> list[str]:
 
     Before ReFrame has a runtime (the configuration checking ``-S`` values),
     the whole catalogue, with the transports pinned to an interface that an
-    environment of the configuration declares (:mod:`sentinel.rfm.offered`).
+    environment of the configuration declares (:mod:`sentinel.rfm.compat.offered`).
     Each family offered also gets its packed job (``openmpi/all``,
     :mod:`sentinel.rfm.packing`) when the session packs transports.
     """
@@ -65,7 +65,7 @@ def _packing_asked() -> bool:
     options = mode_options()
     if options is None:
         return True
-    values = setvar_values(sys.argv, options, "pack_transports")
+    values = setvar_values(options, "pack_transports")
     return any(v.strip().lower() in ("true", "yes", "y", "1") for v in values)
 
 
@@ -75,8 +75,8 @@ def mode_options() -> list[str] | None:
         site = runtime.runtime().site_config
     except ReframeFatalError:
         return None
-    modes = option_values(sys.argv, None, "--mode")
-    options = site.get(f"modes/@{modes[-1]}/options") if modes else []
+    selected = mode()
+    options = site.get(f"modes/@{selected}/options") if selected else []
     return [word for arg in options or [] for word in shlex.split(osext.expandvars(arg))]
 
 

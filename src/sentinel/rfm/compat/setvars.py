@@ -11,7 +11,7 @@ naming the option, the variable and its type.
 The check files are imported here before ReFrame has a runtime, so the
 library modules they import generate every variant of the catalogue (a
 check's parameters are computed when its base class is imported,
-:mod:`sentinel.rfm.generation`). Those modules are forgotten afterwards, so
+:mod:`sentinel.rfm.compat.generation`). Those modules are forgotten afterwards, so
 that ReFrame's own load imports them again and generates only what the
 selected system offers.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from reframe.core.fields import make_convertible
 
-from sentinel.rfm.cmdline import option_values
+from sentinel.rfm.compat.cmdline import option_values
 
 #: Prefix of the module names the check files are imported under here, apart
 #: from the modules ReFrame's loader creates for them later.
@@ -90,7 +90,7 @@ def _problem(option: str, test: type, name: str, value: str, path: Path) -> str 
 
 
 #: Library modules a probe may import and keep: the patches of ReFrame, installed once.
-_KEPT = ("sentinel.rfm.reframe_fixes",)
+_KEPT = ("sentinel.rfm.compat.reframe_fixes",)
 
 
 def set_option_problems(argv: list[str], default: list[Path]) -> list[str]:

@@ -22,11 +22,11 @@ case, a third of dry-running the quick mode on a 10-partition site (10.7 of
 30.5 s per partition under cProfile). Here it runs once per process and
 every later launcher starts from what the first one found.
 
-Each patch is installed (:func:`install`, called once by
-:mod:`sentinel.rfm.base`) only over the ReFrame function whose source it was
-written against (:data:`PATCHED`, a digest of each): a ReFrame whose
-function differs keeps its own, and ``tests/unit/test_reframe_fixes.py``
-fails, naming it.
+Each patch is installed (:func:`install`, through
+:func:`sentinel.rfm.compat.install`, called once by :mod:`sentinel.rfm.base`)
+only over the ReFrame function whose source it was written against
+(:data:`PATCHED`, a digest of each): a ReFrame whose function differs keeps
+its own, and ``tests/unit/test_reframe_fixes.py`` fails, naming it.
 """
 
 from __future__ import annotations
