@@ -22,6 +22,16 @@ case, a third of dry-running the quick mode on a 10-partition site (10.7 of
 30.5 s per partition under cProfile). Here it runs once per process and
 every later launcher starts from what the first one found.
 
+ReFrame injects a test's variables into each new instance of its class by
+setting every variable's descriptor on the class again and type-checking and
+converting its default again (``VarSpace._inject``), the same work for every
+variant of the class: 40 of 106 s of listing the example big site under
+cProfile (5,635 instances, 490,042 conversions). Here the first instance of
+a class goes through ReFrame's own injection, and every later instance gets
+the defaults it set, each copied as ReFrame copies it (immutable values
+shared); a class whose defaults changed since goes through ReFrame's path
+again.
+
 Each patch is installed (:func:`install`, through
 :func:`sentinel.rfm.compat.install`, called once by :mod:`sentinel.rfm.base`)
 only over the ReFrame function whose source it was written against
@@ -36,6 +46,7 @@ import hashlib
 import inspect
 import logging
 import warnings
+import weakref
 from collections.abc import Callable
 
 import reframe.core.fields as rfm_fields
@@ -49,6 +60,13 @@ _REFRAME_WARNING = rfm_warnings.user_deprecation_warning
 _FORMATTER = rfm_logging.CheckFieldFormatter
 _REFRAME_FORMAT = _FORMATTER.formatMessage
 _SRUN_INIT = rfm_launchers.SrunLauncher.__init__
+_VAR_INJECT = rfm_variables.VarSpace._inject
+#: Per test class: its variable space, and each defined variable's name, the
+#: variable, the default ReFrame set and whether that default is immutable.
+_injected: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: The default of an alias variable: copied from its target each time.
+_ALIAS = object()
+_IMMUTABLE = (str, int, float, bool, type(None))
 _srun_state: dict = {}  # the first SrunLauncher's attributes, once it has them
 #: A record field ReFrame's formatter reads whatever the format names.
 _ALWAYS_READ = frozenset({"check_job_completion_time_unix"})
@@ -90,6 +108,38 @@ def srun_launcher_init(self: rfm_launchers.SrunLauncher) -> None:
     vars(self).update(copy.deepcopy(_srun_state))
 
 
+def _immutable(value: object) -> bool:
+    """Whether ``value`` can be shared between instances (ReFrame's deep copy returns it)."""
+    if isinstance(value, _IMMUTABLE):
+        return True
+    return isinstance(value, tuple) and all(_immutable(v) for v in value)
+
+
+def var_space_inject(self: rfm_variables.VarSpace, obj: object, cls: type) -> None:
+    """ReFrame's ``VarSpace._inject`` for a class's first instance; its defaults for the others."""
+    known = _injected.get(cls)
+    if known is not None and known[0] is self and _inject_known(obj, known[1]):
+        return
+    _VAR_INJECT(self, obj, cls)
+    entries = []
+    for name, var in self.items():
+        if var.is_defined():
+            raw = _ALIAS if var.is_alias() else var._p_default_value
+            entries.append((name, var, raw, raw is not _ALIAS and _immutable(raw)))
+    _injected[cls] = (self, entries)
+
+
+def _inject_known(obj: object, entries: list) -> bool:
+    """Each variable's default into ``obj``; False where one changed since it was recorded."""
+    values = {}
+    for name, var, raw, shared in entries:
+        if raw is not _ALIAS and var._p_default_value is not raw:
+            return False
+        values[name] = raw if shared else var.default_value
+    obj.__dict__.update(values)
+    return True
+
+
 #: The ReFrame functions patched, by name: the digest of the source each patch
 #: was written against (ReFrame 4.10.4), and what the patch relies on besides
 #: (``CheckFieldFormatter.__init__`` sets the private fields format_message reads).
@@ -100,6 +150,9 @@ PATCHED: dict[str, tuple[Callable, str]] = {
     "reframe.core.logging.CheckFieldFormatter.__init__": (_FORMATTER.__init__,
                                                           "3ff46a53e262e1d1"),
     "reframe.core.launchers.mpi.SrunLauncher.__init__": (_SRUN_INIT, "886462b03a72cb4c"),
+    "reframe.core.variables.VarSpace._inject": (_VAR_INJECT, "d29b5c875f0464e0"),
+    "reframe.core.variables.TestVar.__set_name__": (rfm_variables.TestVar.__set_name__,
+                                                    "dfa5f7c82feb460e"),
 }
 
 
@@ -135,4 +188,9 @@ def install() -> list[str]:
         if rfm_launchers.SrunLauncher.__init__ is _SRUN_INIT:
             rfm_launchers.SrunLauncher.__init__ = srun_launcher_init
         installed.append("SrunLauncher.__init__")
+    if {"reframe.core.variables.VarSpace._inject",
+            "reframe.core.variables.TestVar.__set_name__"} <= ok:
+        if rfm_variables.VarSpace._inject is _VAR_INJECT:
+            rfm_variables.VarSpace._inject = var_space_inject
+        installed.append("VarSpace._inject")
     return installed
