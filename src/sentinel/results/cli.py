@@ -304,8 +304,13 @@ def _dry_run(base: list[str], mode: str | None, selection: list[str], tmp: Path,
     report_file = tmp / f"dry-run-{mode or 'default'}.json"
     # --prefix: a system that an extra -C file adds has no prefix under
     # SENTINEL_OUTPUT, and ReFrame would stage into the current directory.
+    # --exec-policy=serial: nothing waits on a job in a dry-run, and the
+    # asynchronous policy re-examines every waiting test case on each pass
+    # (8,082 of them for the example big site's nightly: 130 of 371 s under
+    # cProfile); the serial one writes the same job scripts in order.
     proc = subprocess.run([*base, *(["--mode", mode] if mode else []), *selection, "--dry-run",
-                           "--prefix", str(tmp), "--report-file", str(report_file)],
+                           "--exec-policy=serial", "--prefix", str(tmp),
+                           "--report-file", str(report_file)],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     where = f" of mode {mode}" if mode else ""
     if not report_file.exists() and proc.returncode == 0:

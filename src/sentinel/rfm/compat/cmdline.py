@@ -73,6 +73,11 @@ def listing() -> bool:
     return any(a in ("-l", "-L") or a.startswith("--list") for a in sys.argv[1:])
 
 
+def writes_nothing() -> bool:
+    """Whether ReFrame is asked for a listing or a dry-run: nothing runs, nothing to diagnose."""
+    return listing() or has_option("--dry-run")
+
+
 def verbosity() -> int:
     """How many steps of ``-v`` (``-vv``, ``--verbose``) the command line asks for."""
     steps = sum(a.count("v") for a in sys.argv[1:] if a.startswith("-v") and set(a[1:]) == {"v"})
