@@ -97,9 +97,3 @@ def test_a_damaged_session_is_an_error_naming_the_database(tmp_path):
     with pytest.raises(SentinelError, match=f"^{db}: ReFrame cannot read its stored sessions"):
         store.testcases(db, "local")
 
-
-def test_a_mode_is_found_only_where_a_session_ran_with_it(tmp_path):
-    assert store.ran_mode(DATA / "history" / "pt2pt-m2-slowed-from-9.db", "nightly")
-    assert not store.ran_mode(CAPTURED, "nightly")  # sessions run without --mode
-    with pytest.raises(SentinelError, match="results.db"):
-        store.ran_mode(tmp_path / "results.db", "nightly")

@@ -109,17 +109,6 @@ def sessions(db: Path) -> list[tuple[str, bytes | None]]:
     return [(_text(uuid), blob if isinstance(blob, bytes) else None) for uuid, blob in rows]
 
 
-def ran_mode(db: Path, mode: str) -> bool:
-    """Whether a stored session ran with ``--mode mode`` (its session extras say so).
-
-    A text search, not a decoding: the configuration asks it at every load.
-    """
-    with _connection(db, ("sessions",)) as conn:
-        row = conn.execute("SELECT 1 FROM sessions WHERE json_blob LIKE ? LIMIT 1",
-                           (f'%"mode": "{mode}"%',)).fetchone()
-    return row is not None
-
-
 def testcases(db: Path, system: str) -> list[dict]:
     """Every stored test case of ``system`` whose job completed, as its run report holds it.
 
