@@ -8,7 +8,9 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
 import reframe
+from reframe.core.fields import TypedField, make_convertible
 
 from sentinel.rfm import compat
 from tests.conftest import ROOT
@@ -40,6 +42,17 @@ def test_the_workarounds_target_the_installed_reframe_series():
         f"ReFrame {reframe.VERSION} is installed; sentinel.rfm.compat works around ReFrame "
         f"{compat.REFRAME_SERIES}: check each of its modules against the new release "
         "(what each works around is in its docstring), then move REFRAME_SERIES")
+
+
+def test_reframe_still_lets_a_value_that_does_not_convert_raise_what_it_does_not_catch():
+    """What ``compat.setvars`` works around: ReFrame converts a ``-S`` value with the
+    type's constructor and catches only ``TypeError``; ``int('abc')`` raises
+    ``ValueError``, which stopped a whole session with a traceback."""
+    field = TypedField(int)
+    field.__set_name__(None, "max_size")
+    assert field.__set__(None, make_convertible("64")) == 64
+    with pytest.raises(ValueError):
+        field.__set__(None, make_convertible("abc"))
 
 
 def test_the_command_line_is_read_in_one_module():

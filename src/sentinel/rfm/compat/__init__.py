@@ -2,8 +2,9 @@
 
 Each module says what of ReFrame it works around, and why; each targets
 ReFrame :data:`REFRAME_SERIES` (``tests/unit/test_compat.py`` fails on another
-series, and ``tests/unit/test_reframe_fixes.py`` on a patched function whose
-source changed):
+series, and when ReFrame's conversion of a ``-S`` value stops letting a
+``ValueError`` through; ``tests/unit/test_reframe_fixes.py`` on a patched
+function whose source changed):
 
 * :mod:`.cmdline`: the command line, read before ReFrame parses it (the
   configuration and the checks decide while ReFrame loads them); the one
