@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import reframe
@@ -53,6 +54,39 @@ def test_reframe_still_lets_a_value_that_does_not_convert_raise_what_it_does_not
     assert field.__set__(None, make_convertible("64")) == 64
     with pytest.raises(ValueError):
         field.__set__(None, make_convertible("abc"))
+
+
+#: A test that skips itself with a message, without :class:`~sentinel.rfm.compat.skips.RecordsSkip`.
+SKIPPING = """
+import reframe as rfm
+from reframe.core.builtins import run_after
+
+
+@rfm.simple_test
+class SkipsWithAMessage(rfm.RunOnlyRegressionTest):
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    executable = "true"
+
+    @run_after("setup")
+    def leave(self):
+        self.skip("the reason of this skip")
+"""
+
+
+def test_reframes_run_report_still_drops_a_skips_message(tmp_path):
+    """What ``compat.skips`` works around: the message is on the console, not in the report."""
+    (tmp_path / "skipping.py").write_text(SKIPPING)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RFM_")}
+    proc = subprocess.run([str(Path(sys.executable).parent / "reframe"), "-c", "skipping.py",
+                           "-r", "--report-file", "report.json"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "the reason of this skip" in proc.stdout
+    report = (tmp_path / "report.json").read_text()
+    [case] = json.loads(report)["runs"][0]["testcases"]
+    assert case["result"] == "skip"
+    assert "the reason of this skip" not in report
 
 
 def test_the_command_line_is_read_in_one_module():

@@ -2,9 +2,10 @@
 
 Each module says what of ReFrame it works around, and why; each targets
 ReFrame :data:`REFRAME_SERIES` (``tests/unit/test_compat.py`` fails on another
-series, and when ReFrame's conversion of a ``-S`` value stops letting a
-``ValueError`` through; ``tests/unit/test_reframe_fixes.py`` on a patched
-function whose source changed):
+series, when ReFrame's conversion of a ``-S`` value stops letting a
+``ValueError`` through, and when its run report keeps a skip's message;
+``tests/unit/test_reframe_fixes.py`` on a patched function whose source
+changed):
 
 * :mod:`.cmdline`: the command line, read before ReFrame parses it (the
   configuration and the checks decide while ReFrame loads them); the one
