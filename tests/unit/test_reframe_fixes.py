@@ -91,6 +91,7 @@ def test_class(monkeypatch) -> type:
     class Probe(rfm.RunOnlyRegressionTest):
         sizes = variable(list, value=[1, 2])
         label = variable(str, value="a")
+        later = variable(int)
         valid_systems = ["*"]
         valid_prog_environs = ["*"]
         executable = "true"
@@ -121,7 +122,9 @@ def test_later_instances_get_the_variables_reframe_gives_the_first(test_class, m
 def test_a_default_changed_on_the_class_reaches_the_next_instance(test_class):
     reframe_fixes.install()
     test_class()
+    test_class.later = 3  # a variable without a default, given one on the class
+    assert test_class().later == 3
     test_class.label = "b"
     test_class.sizes = [9]
     later = test_class()
-    assert (later.label, later.sizes) == ("b", [9])
+    assert (later.label, later.sizes, later.later) == ("b", [9], 3)

@@ -123,19 +123,23 @@ def var_space_inject(self: rfm_variables.VarSpace, obj: object, cls: type) -> No
     _VAR_INJECT(self, obj, cls)
     entries = []
     for name, var in self.items():
-        if var.is_defined():
-            raw = _ALIAS if var.is_alias() else var._p_default_value
-            entries.append((name, var, raw, raw is not _ALIAS and _immutable(raw)))
+        # undefined ones too: a default given on the class later is a change
+        raw = _ALIAS if var.is_alias() else var._p_default_value
+        entries.append((name, var, raw, var.is_defined() and raw is not _ALIAS
+                        and _immutable(raw)))
     _injected[cls] = (self, entries)
 
 
 def _inject_known(obj: object, entries: list) -> bool:
-    """Each variable's default into ``obj``; False where one changed since it was recorded."""
+    """Each defined variable's default into ``obj``; False where one changed since recorded."""
     values = {}
     for name, var, raw, shared in entries:
         if raw is not _ALIAS and var._p_default_value is not raw:
             return False
-        values[name] = raw if shared else var.default_value
+        if shared:
+            values[name] = raw
+        elif var.is_defined():
+            values[name] = var.default_value
     obj.__dict__.update(values)
     return True
 
