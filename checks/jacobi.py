@@ -103,7 +103,7 @@ class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionRefe
         """Drop combinations that make no sense; depend on the ping-pong for B and T_L."""
         self.skip_if(self.mode == "pure" and self.threads != "one",
                      "pure MPI runs one thread per rank")
-        if self.scaling == "weak" and not self.is_packed_job:
+        if self.scaling == "weak" and self.measures():
             for name in self.model_pt2pt().values():
                 self.depends_on(name, udeps.by_case)
 

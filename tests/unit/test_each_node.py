@@ -15,7 +15,7 @@ import pytest
 from sentinel.analysis.nodes import node_findings, off_median, outside_band
 from sentinel.analysis.pt2pt import SPEC
 from sentinel.errors import SentinelError
-from sentinel.rfm.each_node import node_lines, node_runner, pin_tokens
+from sentinel.rfm.each_node import PerNode, node_runner, pin_tokens
 
 ENTRY = {"latency_8B": ["1.0", "-0.5", "0.2", "us"]}
 
@@ -64,8 +64,10 @@ def test_each_launcher_is_held_to_the_node_of_the_body():
 
 def test_the_node_loop_runs_every_body_and_records_each_exit(tmp_path):
     # The script's loop, run by bash over a node list of three, one body failing.
-    lines = node_lines("pbs", 30, 2)
-    script = "\n".join(["sentinel_node() {", 'test "$SENTINEL_NODE" != b2', *lines])
+    per_node = PerNode()
+    lines = per_node.lines("pbs", 30, 2)
+    script = "\n".join([f"{per_node.function}() {{", 'test "$SENTINEL_NODE" != b2', "}",
+                        f"export -f {per_node.function}", *lines])
     (tmp_path / "nodes.txt").write_text("b1\nb2\nb3\nb1\n")
     subprocess.run(["bash", "-c", script], cwd=tmp_path, check=True, timeout=30,
                    env={"PBS_NODEFILE": str(tmp_path / "nodes.txt"), "PATH": "/usr/bin:/bin"})
@@ -76,4 +78,4 @@ def test_the_node_loop_runs_every_body_and_records_each_exit(tmp_path):
 
 def test_a_scheduler_without_a_node_list_is_refused():
     with pytest.raises(SentinelError, match="scheduler 'local' has no node list"):
-        node_lines("local", 30, 0)
+        PerNode().lines("local", 30, 0)

@@ -28,18 +28,17 @@ from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems
 from sentinel.mpi.mappings import MAPPINGS, launcher_settings, scheduler_options, tasks_per_node
 from sentinel.mpi.placement import Levels
-from sentinel.mpi.transports import Transport, resolve
+from sentinel.mpi.transports import Transport
 from sentinel.mpi.verify import observe, problems
 from sentinel.parsers.jobend import FINALIZE_HANG, job_end_causes, job_end_message
 from sentinel.parsers.provenance import gather_command
 from sentinel.parsers.sentinel_output import parse, require_complete
 from sentinel.rfm import compat
-from sentinel.rfm.compat.generation import offered_transports, transport_label
+from sentinel.rfm.compat.generation import offered_transports
 from sentinel.rfm.compat.skips import RecordsSkip
-from sentinel.rfm.each_node import EachNode
-from sentinel.rfm.files import LaunchFiles
 from sentinel.rfm.host_probe import LAUNCH_STATUS, HostProbe
-from sentinel.rfm.packing import PACKED, PackedTransports
+from sentinel.rfm.launch_plan import PlannedLaunches
+from sentinel.rfm.packing import transport_label, transport_of
 from sentinel.rfm.placing import PlacementChecks
 from sentinel.rfm.provenance import LDD_FILE, PROVENANCE_FILE, Provenance
 from sentinel.rfm.rotation import NightlyRotation
@@ -61,9 +60,9 @@ def _option_value(value: object) -> str:
 compat.install()
 
 
-class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
-                           NightlyRotation, Provenance, PlacementChecks, MeasuredValues,
-                           HostProbe, rfm.RunOnlyRegressionTest):
+class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Provenance,
+                           PlacementChecks, MeasuredValues, HostProbe,
+                           rfm.RunOnlyRegressionTest):
     """Two ranks over one transport and one rank mapping."""
 
     #: The transport, ``family/name`` from :data:`sentinel.mpi.CATALOGUE`,
@@ -141,14 +140,12 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
     @property
     def transport_info(self) -> Transport:
         """The catalogue entry of :attr:`transport` (a packed job: its family, no settings)."""
-        if self.is_packed_job:
-            return Transport(self.transport.split("/", 1)[0], PACKED, {}, {}, PACKED, PACKED)
-        return resolve(self.transport)
+        return transport_of(self.transport)
 
     @property
     def held_to_one_node(self) -> bool:
         """Whether the transport cannot cross nodes where this check's launches would."""
-        return self.spans_nodes and not self.is_packed_job and self.transport_info.intra_node
+        return self.spans_nodes and self.transport_info.intra_node
 
     def mixes_levels(self) -> bool:
         """Whether the launches put ranks both on one node and on several (a pair's use)."""
@@ -171,26 +168,15 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
         """Drop impossible pairs; run only where the environment offers the transport.
 
         A packed job runs in every environment of its family; a transport in
-        it depends on it (:meth:`depend_on_packed_job`).
+        it depends on it (its launch plan's :meth:`~sentinel.rfm.launch_plan.LaunchPlan.depend`).
         """
-        t = self.transport_info
-        if self.is_packed_job:
-            self.skip_if(not self.pack_transports,
-                         "a packed job runs only with pack_transports")
-            features: tuple[str, ...] = (f"+{t.family}",)
-        else:
-            self.skip_if(bool(self.transports) and self.transport not in self.transports,
-                         f"{self.transport} is not in {type(self).__name__}.transports")
-            self.skip_if(t.intra_node and self.mapping == "node",
-                         f"{t.name} is shared memory: it cannot carry traffic between nodes")
-            self.skip_if(t.is_pair and bool(t.halves) and not self.mixes_levels(),
-                         f"{t.name} differs from its halves only where ranks share a node and "
-                         f"span nodes at once; {type(self).__name__} with mapping "
-                         f"{self.mapping} runs one level: {' and '.join(t.halves)} measure it")
-            features = (f"+{t.family}", *(f"+{f}" for f in t.features))
-        self.valid_prog_environs = [" ".join(filter(None, (*features, self.environ_features)))]
+        plan = self.launch_plan
+        why = plan.why_not_run(self)
+        self.skip_if(bool(why), why)
+        self.valid_prog_environs = [" ".join(filter(None, (*plan.features(self),
+                                                           self.environ_features)))]
         self.num_tasks_per_node = tasks_per_node(self.mapping)
-        self.depend_on_packed_job()
+        plan.depend(self)
 
     @run_before("run")
     def apply_transport_and_mapping(self) -> None:
@@ -202,11 +188,7 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
         self.placement_options = list(opts)
         self.env_vars.update(self.transport_env(t))
         self.env_vars.update(env)
-        if t.family == "openmpi" and launcher in ("mpirun", "mpiexec"):
-            # mpirun forwards OMPI_* itself; other variables must be named.
-            for var in sorted(self.transport_env(t)):
-                if not var.startswith("OMPI_"):
-                    opts += ["-x", var]
+        opts += [arg for var in self.forwarded(t, self.transport_env(t)) for arg in ("-x", var)]
         opts += list(self.current_environ.extras.get("launcher_options", []))
         self.job.launcher.options += opts
         self.job.options += scheduler_options(self.job.scheduler.registered_name, self.mapping)
@@ -234,28 +216,25 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
 
     @run_before("run", always_last=True)
     def finish_job_script(self) -> None:
+        """The job body, as the launch plan runs it (:meth:`job_body`)."""
+        self.launch_plan.write_job(self, self.job_body)
+
+    def job_body(self) -> None:
         """Run ``ldd`` on the benchmark in the job, with its run-time environment.
 
-        The main launch is followed by :meth:`repeated_launches`. A packed
-        job runs the whole body once per transport; a member takes its
-        launch's files from the packed job instead.
+        Then the node's facts and the host probe, each on the node measured;
+        the main launch is followed by :meth:`repeated_launches`.
         """
-        if self.from_packed_job:
-            self.take_packed_launch()
-            return
-        self.prerun_cmds[0:0] = [self.on_node(cmd) for cmd in (
+        on_node = self.launch_plan.on_node
+        self.prerun_cmds[0:0] = [on_node(self, cmd) for cmd in (
             f"ldd {shlex.quote(self.executable)} > {LDD_FILE} 2>&1 || true",
             gather_command(PROVENANCE_FILE),
             *self.host_probe_command(),
         )]
         self.postrun_cmds += self.repeated_launches()
-        after = [self.on_node(cmd) for cmd in self.host_probe_after_command()]
+        after = [on_node(self, cmd) for cmd in self.host_probe_after_command()]
         if after:  # the launches' exit status stays the job's (a packed launch's), not the probe's
             self.postrun_cmds += [f"{LAUNCH_STATUS}=$?", *after, f"(exit ${LAUNCH_STATUS})"]
-        if self.is_packed_job:
-            self.wrap_packed_job()
-        if self.each_node:
-            self.wrap_each_node()
 
     def repeated_launches(self) -> list[str]:
         """Launches after the main one, in the job body; none where the benchmark repeats."""
@@ -265,19 +244,25 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
         """What a launch over ``t`` exports: its selection and its probes."""
         return t.run_env()
 
+    def forwarded(self, t: Transport, env: dict[str, str]) -> list[str]:
+        """Variables of ``env`` the launcher must be told to pass to the ranks.
+
+        Open MPI's mpirun forwards ``OMPI_*`` itself; the others it must
+        be given by name. Other launchers pass the environment.
+        """
+        if t.family != "openmpi" or self.job.launcher.registered_name not in ("mpirun", "mpiexec"):
+            return []
+        return sorted(var for var in env if not var.startswith("OMPI_"))
+
     @sanity_function
     def validate(self):
         """The one sanity path; its first failure is the test's failure, with its cause.
 
-        An each-node job goes through it once per node (:meth:`judge_each_node`).
+        Each launch of the plan goes through it (an each-node job's: once per
+        node); a packed job's verdict is that it launched its transports.
         """
         try:
-            if self.is_packed_job:
-                self.verify_packed_job()
-            elif self.each_node:
-                self.judge_each_node(self.judge_launch)
-            else:
-                self.judge_launch()
+            self.launch_plan.judge(self)
         except (OSError, SentinelError) as err:
             raise SanityError(str(err)) from None
         return True
@@ -327,8 +312,7 @@ class TransportMappingTest(RecordsSkip, EachNode, LaunchFiles, PackedTransports,
         that a finalize deadlock does not hide what else the run shows.
         """
         causes = job_end_causes(self.job_output_text(), self.bench, self.launches())
-        if self.from_packed_job:
-            causes = self.packed_launch_causes() + causes
+        causes = self.launch_plan.launch_causes(self) + causes
         if not causes:
             return ""
         hang = any(FINALIZE_HANG in c for c in causes)

@@ -1,15 +1,17 @@
-"""Where sanity reads a launch's files: the stage directory, or one node's launch.
+"""Where sanity reads a launch's files: the stage directory, or one launch of a repeated job.
 
 A test's sanity reads its launch's stdout, stderr and the files the job
-wrote beside them (``ldd``, the provenance, the host probe). An each-node
-job (:mod:`sentinel.rfm.each_node`) has one such set per node, below its
-stage directory: while a node is judged, :attr:`LaunchFiles._here` points
-there and every reader follows.
+wrote beside them (``ldd``, the provenance, the host probe). Its launch plan
+(:mod:`sentinel.rfm.launch_plan`) says where each launch's files are: a
+:class:`Here`. While one is judged (:meth:`LaunchFiles.reading`), every
+reader follows it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import reframe as rfm
@@ -17,17 +19,32 @@ import reframe as rfm
 
 @dataclass(frozen=True)
 class Here:
-    """The files sanity reads: a directory and the names of the launch's output."""
+    """The files of one launch: a directory, its output's names, the node it ran on."""
 
     where: str
     out: str
     err: str
+    #: The node, for one launch of an each-node job ('' otherwise).
+    node: str = ""
 
 
 class LaunchFiles(rfm.RegressionTestPlugin):
-    """The readers of a launch's files, in the stage directory or the node being judged."""
+    """The readers of a launch's files, in the stage directory or the launch being judged."""
 
     _here: Here | None = None
+
+    @contextlib.contextmanager
+    def reading(self, here: Here | None) -> Iterator[None]:
+        """Read ``here``'s files meanwhile (None: the stage directory's)."""
+        self._here = here
+        try:
+            yield
+        finally:
+            self._here = None
+
+    def node_name(self) -> str:
+        """The node of the launch being read ('' where it is not one node's)."""
+        return self._here.node if self._here else ""
 
     def files_dir(self) -> str:
         """Where sanity reads the launch's files: the node's directory while it is judged."""

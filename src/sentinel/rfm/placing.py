@@ -84,7 +84,7 @@ class PlacementChecks(rfm.RegressionTestPlugin):
         report, by the nodes of a job whose launch failed.
         """
         t = self.transport_info
-        if not t.intra_node or self.is_packed_job:
+        if not t.intra_node:
             return
         try:
             _, text = self.stdout_text()
@@ -113,7 +113,7 @@ class PlacementChecks(rfm.RegressionTestPlugin):
         """
         configs = self.placement_records(out).of("CONFIG")
         ranks = configs[0].integer("ranks") if configs else 0
-        launched = self.num_tasks_per_node if self.each_node else self.num_tasks
+        launched = self.launch_plan.ranks_per_launch(self)
         if ranks != launched:
             raise SentinelError(f"the benchmark ran in a world of {ranks} rank(s), "
                                 f"{launched} were launched (MPI/PMI mismatch?)")

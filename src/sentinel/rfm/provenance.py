@@ -49,9 +49,9 @@ class Provenance(rfm.RegressionTestPlugin):
 
         Never fails the test: what cannot be read is ``not found (<why>)``.
         """
-        if self.is_packed_job or self.is_dry_run():
+        if not self.measures() or self.is_dry_run():
             return
-        with self.first_node():
+        with self.launch_plan.first_launch(self):
             self._record_provenance()
 
     def _record_provenance(self) -> None:
@@ -102,7 +102,7 @@ class Provenance(rfm.RegressionTestPlugin):
     def job_nodes(self) -> str:
         """The nodes of the job that ran the launch (a packed member's: the packed job's)."""
         try:
-            job = self.getdep(self.packed_job_name).job if self.from_packed_job else self.job
+            job = self.launch_plan.launch_job(self)
             return ",".join(sorted(set(job.nodelist or [])))
         except (ReframeError, AttributeError):
             return ""

@@ -32,6 +32,10 @@ class Requirements(rfm.RegressionTestPlugin):
         """What narrowed :meth:`runs_transport`, for a skip message ("" when nothing did)."""
         return ""
 
+    def measures(self) -> bool:
+        """Whether this test case's values are its own (a packed job's are its members')."""
+        return True
+
 
 class PartitionReferences(Requirements):
     """References per partition from ``config/references/<system>.yaml``.
@@ -158,7 +162,7 @@ class PartitionReferences(Requirements):
         Where they must have one (acceptance) and the file is missing, it
         fails as they would, before its job runs for nothing.
         """
-        if getattr(self, "is_packed_job", False):
+        if not self.measures():
             path = references_dir() / f"{self.current_system.name}.yaml"
             if self.require_partition_reference and not path.exists():
                 raise SentinelError(f"a reference is required (acceptance): {path} does not "
@@ -303,7 +307,7 @@ class PartitionReferences(Requirements):
         the node's fault from the MPI's). In an acceptance every variable of
         the file's entry is a requirement.
         """
-        if self.is_dry_run() or getattr(self, "is_packed_job", False):
+        if self.is_dry_run() or not self.measures():
             return
         patterns = self.judged_patterns()
         values = getattr(self, "values", None) or {}

@@ -53,9 +53,7 @@ class NightlyRotation(rfm.RegressionTestPlugin):
         """In a rotation, run only on this variant's night (a stable hash of its name)."""
         if not self.rotates or self.rotation <= 1:
             return
-        # A packed job and its members take the same night.
-        name = self.packed_job_name if self.pack_transports else self.unique_name
-        turn = zlib.crc32(name.encode()) % self.rotation
+        turn = zlib.crc32(self.night_name().encode()) % self.rotation
         tonight = self.night % self.rotation
         self.skip_if(turn != tonight, f"rotation of {self.rotation} nights: runs on night "
                                       f"{turn}, tonight is night {tonight}")

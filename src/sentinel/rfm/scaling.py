@@ -222,7 +222,7 @@ class SpanNodes(rfm.RegressionTestPlugin):
     def span_nodes(self) -> None:
         """Ranks: a full node's (``core``) or one (``node``) on each of the nodes."""
         part = self.current_partition
-        if self.between_nodes and not self.is_packed_job:
+        if self.between_nodes:
             pairs = pairs_over(self.transport_info,
                                declared(set(self.current_environ.features)))
             self.skip_if(bool(pairs), f"{self.transport_info.name} carries no traffic between "
@@ -295,7 +295,7 @@ def limit_series_to_memory(test) -> None:
     Skips, naming the sizes, where not even one rank fits; a series cut
     short says so in ``span_note``.
     """
-    if test.scaling != "weak" or test.is_packed_job:
+    if test.scaling != "weak" or not test.measures():
         return
     part = test.current_partition
     memory = node_memory_bytes(part)

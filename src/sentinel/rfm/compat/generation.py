@@ -79,8 +79,3 @@ def mode_options() -> list[str] | None:
     options = site.get(f"modes/@{selected}/options") if selected else []
     return [word for arg in options or [] for word in shlex.split(osext.expandvars(arg))]
 
-
-def transport_label(key: str) -> str:
-    """``ob1-tcp`` for a transport, ``openmpi-all`` for a packed job."""
-    family, name = key.split("/", 1)
-    return f"{family}-{name}" if packing.is_packed_key(key) else name
