@@ -9,11 +9,11 @@ every rank ran and that the first P ranks span exactly their nodes.
 The operations are those of the Queen's interconnect study (Lyons 2005):
 barrier, bcast, scatter, gather, alltoall, alltoallv, reduce, allreduce.
 
-Performance variables (microseconds per call, IMB's ``t_avg``):
-``<op>_latency_<size>B_P<procs>`` per operation, size of ``sizes`` and
-process count, and ``barrier_latency_P<procs>``. A count is part of the
-variable's name, so each has a reference of its own in
-``config/references/`` (the report draws latency against P per size).
+It reports IMB's ``t_avg`` per call for each operation, size of ``sizes``
+and process count (the variables are listed, from their declaration, on
+this check's page). A count is part of a variable's name, so each has a
+reference of its own in ``config/references/`` (the report draws latency
+against P per size).
 
 ``OsuCollectivesCheck`` measures the same series with OSU, one test per
 program (osu_barrier, osu_bcast, osu_scatter, osu_gather, osu_alltoall,
@@ -62,19 +62,6 @@ class CollectivesCheck(ImbCountSeries, ImbLaunches, StandardSuiteCheck):
     #: :type: :class:`List[int]`
     sizes = variable(typ.List[int], value=[8, 65536])
 
-    #: Repetitions per size and count (IMB ``-iter``; IMB lowers it for large sizes).
-    #:
-    #: :type: :class:`int`
-    iterations = variable(int, value=1000)
-
-    #: Seconds IMB may spend on one size (IMB ``-time``); a size it could not
-    #: finish is reported unresolved.
-    #:
-    #: :type: :class:`float`
-    time_per_size = variable(float, value=10.0)
-
-    suite = "imb"
-    program = "IMB-MPI1"
     spec = collectives.SPEC
     release_variant = "CollectivesSourceCheck"
     tags = {"collectives", "scaling", "nightly", "acceptance"}
@@ -83,8 +70,7 @@ class CollectivesCheck(ImbCountSeries, ImbLaunches, StandardSuiteCheck):
     @run_before("run")
     def set_options(self) -> None:
         self.executable_opts = [*self.operations, *self.imb_series_options(self.sizes),
-                                "-iter", str(self.iterations),
-                                "-time", str(self.time_per_size)]
+                                *self.imb_timing_options()]
 
     def expected_variables(self) -> list[str]:
         return collectives.expected(self.operations, self.sizes, self.series)

@@ -14,13 +14,12 @@ are all slow (``node m2: bandwidth 20.3x below the partition median in 6
 of 6 pairs``) and a pair slow while both its nodes are fine. Any outlier
 fails the test with its name; the partition-level values are the
 variables. The ``aggregate`` mode sums the bandwidth of k = 1 ... N/2
-concurrent pairs (``aggregate_bw_P<k>``, ``aggregate_bw_half``), ``loaded``
+concurrent pairs (each k, and half the nodes in pairs), ``loaded``
 compares a ping-pong on an idle fabric with the same while the other nodes
-stream (``latency_idle``, ``latency_loaded``, ``loaded_latency_ratio``; 4
-nodes at least), and ``patterns`` runs the Queen's study's eight
-permutations and a random one (``<pattern>_onnode_bw``,
-``<pattern>_offnode_bw``, accepted MB/s per rank), with any mapping. Each
-of those is the median of ``repetitions`` measurements with their range.
+stream (and their ratio; 4 nodes at least), and ``patterns`` runs the
+Queen's study's eight permutations and a random one (the MB/s each rank
+accepts, on the node and off it), with any mapping. Each of those is the
+median of ``repetitions`` measurements with their range.
 
 A pair of the sweep is measured beside its step's other pairs; its suspect
 links are then measured again alone (``confirm``), and one slow only beside

@@ -7,22 +7,21 @@ and ``multiple`` (every thread communicates) modes. Sizes double from
 ``min_size`` to ``max_size`` 4-byte elements per thread; each size is timed
 for ``target_time`` seconds in all, over ``repetitions`` runs
 (:class:`~sentinel.rfm.timing.TimedPoints`: the median, with the interval of
-the median). Performance variables (seconds per iteration): ``barrier``,
-``halo_<bytes>B``, ``pingpong_<bytes>B``, ``pingping_<bytes>B`` (bytes of
-the whole message, all threads' parts).
+the median). Each benchmark reports seconds per iteration, per size in
+bytes of the whole message (all threads' parts).
 
 ``HybridCollectivesCheck`` runs EPCC's mixed-mode collectives (reduce,
 allreduce, bcast, scatter, gather, alltoall of 4-byte integers, root 0) in
 the same modes across ``nodes`` nodes (EPCC ran 4): ``core`` fills each node
-with ranks of ``threads`` cores, ``node`` puts one rank on each. Variables:
-``<collective>_<bytes>B`` (seconds per call; bytes of one rank's part, all
-its threads'). In the multiple mode every thread calls the collective with
+with ranks of ``threads`` cores, ``node`` puts one rank on each. Each
+collective reports seconds per call, per size in bytes of one rank's part
+(all its threads'). In the multiple mode every thread calls the collective with
 its own part on its own duplicate of the world communicator.
 
 ``BarrierSplitCheck`` times the barrier of one whole node over every ranks
 x threads split of its C cores, 1 x C, 2 x C/2, ... C x 1 (EPCC's barrier
 on one node; ranks are the powers of two dividing C, and C), one launch per
-split in one job, every rank and thread of each placed: ``barrier_R<ranks>``.
+split in one job, every rank and thread of each placed, one value per split.
 
 The multiple mode needs MPI_THREAD_MULTIPLE: where the library provides
 less, the test is skipped with the level it provides.
@@ -34,7 +33,6 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, var
 
 from sentinel.analysis import hybrid
 from sentinel.analysis.variables import Values
-from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -46,26 +44,21 @@ from sentinel.rfm.threads import (
     NodeSplits,
     ThreadedRanks,
     bind_threads,
+    mode_and_threads,
     resolve_threads,
     threaded_output,
 )
 from sentinel.rfm.timing import TimedPoints
 
+#: ``mode``: who calls MPI (``serial``, ``funnelled`` or ``multiple``);
+#: ``threads``: OpenMP threads per rank, by what they fill.
+HybridModes = mode_and_threads(hybrid.MODES)
+
 
 @selection.simple_test
-class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionReferences):
+class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionReferences,
+                  HybridModes):
     """The mixed-mode micro-benchmarks in one mode, two ranks, one transport and mapping."""
-
-    #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
-    #:
-    #: :type: :class:`str`
-    mode = parameter(list(hybrid.MODES), loggable=True)
-
-    #: OpenMP threads per rank, each on its own core, by what they fill:
-    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: Benchmarks to run.
     #:
@@ -109,19 +102,8 @@ class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionRef
 
 @selection.simple_test
 class HybridCollectivesCheck(TimedPoints, ThreadedRanks, SpanNodes, TransportMappingTest,
-                             PartitionReferences):
+                             PartitionReferences, HybridModes):
     """The mixed-mode collectives in one mode across ``nodes`` nodes, one transport and mapping."""
-
-    #: Who calls MPI: ``serial``, ``funnelled`` or ``multiple``.
-    #:
-    #: :type: :class:`str`
-    mode = parameter(list(hybrid.MODES), loggable=True)
-
-    #: OpenMP threads per rank, each on its own core, by what they fill:
-    #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: Collectives to run.
     #:

@@ -2,14 +2,12 @@
 
 One IMB-MPI1 run per (transport, mapping) executes all selected benchmarks
 (PingPong, PingPing, Sendrecv, Exchange, Allreduce, Alltoall, Bcast,
-Barrier) and reports, with ``<b>`` the benchmark in lower case:
-
-* ``<b>_latency_8B`` and ``<b>_latency_<largest>B`` (us; t[usec] for
-  point-to-point, t_avg for collectives), ``barrier_latency``;
-* ``<b>_bw_peak`` (MB/s) where IMB reports bandwidth;
-* the PingPong curve ``pingpong_latency_<size>B`` / ``pingpong_bw_<size>B``,
-  the fit ``t = lambda + size/b`` (``pingpong_fit_lambda``,
-  ``pingpong_fit_bw``) and the protocol switch sizes (``protocol_switches``).
+Barrier) and reports, for each benchmark, its latency at 8 B and at the
+largest size (IMB's t[usec] for point-to-point, t_avg for collectives) and
+its peak bandwidth where IMB reports one; for PingPong, the whole latency
+and bandwidth curve, the fit ``t = lambda + size/b`` and the protocol
+switch sizes (``protocol_switches``). The variables are listed, from their
+declaration, on this check's page.
 
 The job launches the program ``repetitions`` times (3) with the same command
 line; each value is the median over the launches with their range (75 %
@@ -60,18 +58,6 @@ class ImbCheck(ImbLaunches, StandardSuiteCheck):
     #: :type: :class:`Dict[str, int]`
     msglog_by_environ = variable(typ.Dict[str, int], value={})
 
-    #: Repetitions per size (IMB ``-iter``; IMB lowers it for large sizes).
-    #:
-    #: :type: :class:`int`
-    iterations = variable(int, value=1000)
-
-    #: Seconds IMB may spend on one size (IMB ``-time``).
-    #:
-    #: :type: :class:`float`
-    time_per_size = variable(float, value=10.0)
-
-    suite = "imb"
-    program = "IMB-MPI1"
     spec = IMB_SPEC
     release_variant = "ImbSourceCheck"
     tags = {"imb", "nightly", "acceptance"}
@@ -81,8 +67,7 @@ class ImbCheck(ImbLaunches, StandardSuiteCheck):
     def set_options(self) -> None:
         msglog = self.msglog_by_environ.get(self.current_environ.name, self.msglog)
         self.executable_opts = [*self.benchmarks, "-msglog", str(msglog),
-                                "-iter", str(self.iterations),
-                                "-time", str(self.time_per_size)]
+                                *self.imb_timing_options()]
 
     def suite_values(self, out: imb.ImbOutput) -> tuple[Values, list[int]]:
         return imb_values(out, self.benchmarks)

@@ -5,17 +5,17 @@ series N = 1, 2, 4, ... ranks in one job (one launch per N; up to
 ``max_ranks``, by default as many as the partition, or ``max_nodes`` of it,
 holds at ``threads`` cores per rank, the largest N included when it is not
 a power of two; :class:`~sentinel.rfm.scaling.RankSeries`), every rank's
-placement proven in each launch. Performance variables per N: ``t_jacobi_N<n>``,
-``t_halo_N<n>``, ``t_delta_N<n>``, ``t_other_N<n>``, ``t_sweep_N<n>``
-(seconds per iteration) and ``mlups_N<n>``; in weak scaling
-``model_mlups_N<n>`` = P(L,N) and ``model_ratio_N<n>`` = measured / model,
-where T_s is the sweep time of the series' N = 1 launch and B, T_L are
-``fit_bw`` and ``fit_lambda`` of ``Pt2ptCheck`` on the same partition,
-environment, transport and mapping (a ReFrame dependency: measured, never
-constants), and ``scaling_ratio_N<n>`` = N P(L,1) / P(L,N) measured, the
-ratio the Orfeo study tabulates, to set results beside its table. In strong
-scaling: ``efficiency_N<n>`` = T(1) / (N T(N)), and every N must compute
-the same result. ``-S JacobiCheck.dims=16,4,2`` fixes the process grid of
+placement proven in each launch. For each N it reports the time of an
+iteration and of its phases (halo exchange, the residual's reduction, the
+sweep, the rest) and the lattice updates per second; in weak scaling also
+the model's P(L,N) and the measured performance over it, where T_s is the
+sweep time of the series' N = 1 launch and B, T_L are ``fit_bw`` and
+``fit_lambda`` of ``Pt2ptCheck`` on the same partition, environment,
+transport and mapping (a ReFrame dependency: measured, never constants),
+and N P(L,1) / P(L,N) measured, the ratio the Orfeo study tabulates, to set
+results beside its table. In strong scaling: the efficiency T(1) / (N T(N)),
+and every N must compute the same result. The variables are listed, from
+their declaration, on this check's page. ``-S JacobiCheck.dims=16,4,2`` fixes the process grid of
 the largest launch (the series then ends at its 128 ranks; the smaller
 launches take MPI_Dims_create's); ``-S JacobiCheck.ranks_per_node=4`` puts 4
 ranks on each node with mapping ``node``.
@@ -24,11 +24,10 @@ ranks on each node with mapping ``node``.
 
 import reframe.utility.typecheck as typ
 import reframe.utility.udeps as udeps
-from reframe.core.builtins import fixture, parameter, run_after, run_before, variable
+from reframe.core.builtins import fixture, run_after, run_before, variable
 
 from sentinel.analysis import jacobi
 from sentinel.analysis.variables import Values
-from sentinel.mpi.thread_levels import THREAD_LEVELS
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -36,23 +35,17 @@ from sentinel.rfm.compat import selection
 from sentinel.rfm.pt2pt import jacobi_pt2pt
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import RankSeries, limit_series_to_memory
-from sentinel.rfm.threads import ThreadedRanks, threaded_output
+from sentinel.rfm.threads import ThreadedRanks, mode_and_threads, threaded_output
+
+#: ``mode``: the benchmark's hybrid mode (``pure``, ``master``, ``funnelled``,
+#: ``multiple``); ``threads``: OpenMP threads per rank (``one`` in pure mode).
+JacobiModes = mode_and_threads(jacobi.MODES)
 
 
 @selection.simple_test
-class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionReferences):
+class JacobiCheck(ThreadedRanks, RankSeries, TransportMappingTest, PartitionReferences,
+                  JacobiModes):
     """The Jacobi scaling series in one mode over one transport and mapping."""
-
-    #: Hybrid mode of the benchmark.
-    #:
-    #: :type: :class:`str`
-    mode = parameter(list(jacobi.MODES), loggable=True)
-
-    #: OpenMP threads per rank (``one`` in pure mode), each on its own core,
-    #: by what they fill: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
-    #:
-    #: :type: :class:`str`
-    threads = parameter(list(THREAD_LEVELS), loggable=True)
 
     #: ``weak`` (``local_size``^3 points per rank; the model applies) or
     #: ``strong`` (``global_size``^3 points in all).

@@ -4,16 +4,18 @@ Runs ``src/bench/matching`` (the method of Song 2013, plus separate
 unexpected-message and posted-receive queue patterns) between two ranks and
 reports, per transport and mapping:
 
-* ``match_time_tag`` / ``match_time_comm``: M, the time of one unsuccessful
-  match (ns), fitted over the batch sizes with its 95 % interval, and
-  ``match_r2_*`` the fit's R^2; an M whose interval reaches zero (or whose
-  fit is poor) is unresolved, reported by its bound (``M < 0.05 ns``);
-* ``match_time_umq_*`` / ``match_time_prq_*``: the same for each queue alone;
-* ``iot_*``, ``rot_*``, ``diff_*``: in-order, reverse-order times and their
-  difference at the check-point batch size;
-* ``queue_ratio``: M(comm) / M(tag); the model of each queue (``shared``,
+* M, the time of one unsuccessful match (ns), when messages differ by tag
+  and when they differ by communicator, fitted over the batch sizes with its
+  95 % interval, and the fit's R^2; an M whose interval reaches zero (or
+  whose fit is poor) is unresolved, reported by its bound (``M < 0.05 ns``);
+* the same for the unexpected-message and the posted-receive queue alone;
+* the in-order and reverse-order times and their difference at the
+  check-point batch size;
+* M(comm) / M(tag), and the model of each queue (``shared``,
   ``per-communicator``, ``no per-message search cost``, ``inconclusive``) in
   ``queue_model``, with the numbers behind it in ``queue_evidence``.
+
+The variables are listed, from their declaration, on this check's page.
 
 By default the batch sizes adapt: n doubles until the reverse-order extra
 time is resolved against the run's own noise (or a time budget is spent),

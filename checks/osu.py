@@ -2,14 +2,16 @@
 
 One test per OSU benchmark (one tuple parameter generates them all, as in
 ReFrame's hpctestlib): osu_latency, osu_bw, osu_bibw, osu_mbw_mr,
-osu_allreduce, osu_bcast, osu_alltoall, osu_barrier. Performance variables:
+osu_allreduce, osu_bcast, osu_alltoall, osu_barrier. Each reports:
 
-* latency benchmarks: ``latency_8B`` and ``latency_<largest>B`` (us);
-  osu_barrier: ``latency``; osu_latency also the whole curve
-  ``latency_<size>B``, the fit ``t = lambda + size/b`` (``fit_lambda``,
-  ``fit_bw``) and the protocol switch sizes (``protocol_switches``);
-* bandwidth benchmarks: ``bw_peak`` (MB/s); osu_bw also the curve
-  ``bw_<size>B``; osu_mbw_mr also ``msg_rate_peak``.
+* a latency benchmark: its latency at 8 B and at the largest size (the
+  barrier's, once); osu_latency also the whole curve, the fit
+  ``t = lambda + size/b`` and the protocol switch sizes
+  (``protocol_switches``);
+* a bandwidth benchmark: its peak bandwidth; osu_bw also the curve,
+  osu_mbw_mr also the peak message rate.
+
+The variables are listed, from their declaration, on this check's page.
 
 The job launches the program ``repetitions`` times (3) with the same command
 line; each value is the median over the launches with their range (75 %

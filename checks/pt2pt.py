@@ -2,16 +2,17 @@
 
 Runs ``src/bench/pt2pt`` (the methods of Qian 2004) between two ranks and reports:
 
-* the latency curve ``latency_<size>B`` (standard mode, half round trip,
-  median of the samples; ``latency_8B_spread`` = (max - min) / median at 8 B),
-  ``latency_<mode>_8B`` for the synchronous, buffered, ready and diffbuf
-  modes, ``unilatency_8B``;
-* ``bw_peak``, ``bibw_peak`` and the bandwidth curve ``bw_<size>B`` (MB/s);
-* the fit ``t = lambda + size/b`` (``fit_lambda``: mean of the 0-16 B
-  latencies, ``fit_bw``: from the least-squares slope) and the protocol switch
-  sizes (``protocol_switches`` field);
-* LogP: ``logp_L``, ``logp_g0`` and classic ``logp_L_classic``, ``logp_o``,
-  ``logp_g``; ``logp_os_8B``, ``logp_or_8B``.
+* the latency curve (standard mode, half round trip, median of the samples,
+  with the spread (max - min) / median at 8 B), the 8 B latency of the
+  synchronous, buffered, ready and diffbuf modes, and the one-way latency;
+* the peak bandwidth and bidirectional bandwidth, and the bandwidth curve;
+* the fit ``t = lambda + size/b`` (lambda: the mean of the 0-16 B latencies,
+  b: from the least-squares slope) and the protocol switch sizes
+  (``protocol_switches`` field);
+* LogP: L and g0, and classic L, o and g, with the send and receive
+  overheads at 8 B.
+
+The variables are listed, from their declaration, on this check's page.
 
 ``Pt2ptGpuCheck`` reports the same with ``%buffers=host|device`` on
 partitions with the ``gpu`` feature, in environments whose MPI is GPU-aware

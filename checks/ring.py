@@ -6,9 +6,10 @@ Runs ``src/bench/ring`` (the ring exercise of the Orfeo study, Banerjee
 series N = 1, 2, 4, ... up to what the partition (or ``max_nodes`` of it)
 holds in one job, one launch per N: ``core`` fills each node's cores,
 ``node`` puts one rank on each node. Every rank's placement is proven for
-every launch. Performance variables: ``lap_N<n>`` (microseconds per lap),
-``hop`` and ``lap_offset``, the line ``t = a + b N`` fitted over N >= 2
-(``lap_fit_r2`` its R^2).
+every launch. It reports the time of a lap at each N and the line
+``t = a + b N`` fitted over N >= 2 (a hop's time b, the offset a and the
+fit's R^2); the variables are listed, from their declaration, on this
+check's page.
 """
 
 

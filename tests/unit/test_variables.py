@@ -27,3 +27,4 @@ def test_values_keep_the_unresolved_apart():
     values.put("logp_{param}", 0.4, param="L")
     assert dict(values) == {"logp_L": (0.4, "us")}
     assert list(values.unresolved) == ["logp_L_classic"]
+

@@ -119,7 +119,25 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
 
 
 class ImbLaunches(rfm.RegressionTestPlugin):
-    """IMB-MPI1's output: one complete output per launch of a :class:`StandardSuiteCheck`."""
+    """IMB-MPI1 in a :class:`StandardSuiteCheck`: its timing options and its outputs."""
+
+    #: Repetitions per size (IMB ``-iter``; IMB lowers it for large sizes).
+    #:
+    #: :type: :class:`int`
+    iterations = variable(int, value=1000)
+
+    #: Seconds IMB may spend on one size (IMB ``-time``); a size it could not
+    #: finish is reported unresolved.
+    #:
+    #: :type: :class:`float`
+    time_per_size = variable(float, value=10.0)
+
+    suite = "imb"
+    program = "IMB-MPI1"
+
+    def imb_timing_options(self) -> list[str]:
+        """IMB's ``-iter`` and ``-time`` from :attr:`iterations` and :attr:`time_per_size`."""
+        return ["-iter", str(self.iterations), "-time", str(self.time_per_size)]
 
     def read_output(self) -> list[ImbOutput]:
         """The job's IMB outputs, one complete one per launch."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import reframe as rfm
-from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
 
 from sentinel.errors import SentinelError
 from sentinel.mpi.mappings import launcher_settings
@@ -16,6 +18,7 @@ from sentinel.mpi.placement import (
     thread_problems,
 )
 from sentinel.mpi.thread_levels import (
+    THREAD_LEVELS,
     TOPOLOGY_COMMAND,
     missing_keys,
     same_as_larger,
@@ -186,12 +189,35 @@ class NodeSplits(rfm.RegressionTestPlugin):
                                     + "; ".join(issues))
 
 
+def mode_and_threads(modes: Sequence[str]) -> type:
+    """The ``mode`` (one of ``modes``) and ``threads`` parameters of a threaded check.
+
+    A check lists the class last among its bases: a parameter's place in a
+    test's name follows its declaration (the bases' first, in their order,
+    then the class's own), and the names are the history's keys
+    (``%transport=... %mapping=... %mode=... %threads=...``).
+    """
+
+    class ModeAndThreads(rfm.RegressionTestPlugin):
+        #: How MPI is called from the threads (the check's modes).
+        #:
+        #: :type: :class:`str`
+        mode = parameter(list(modes), loggable=True)
+
+        #: OpenMP threads per rank, each on its own core, by what they fill:
+        #: ``one`` core, a ``numa`` domain, a ``socket``, a ``node``.
+        #:
+        #: :type: :class:`str`
+        threads = parameter(list(THREAD_LEVELS), loggable=True)
+
+    return ModeAndThreads
+
+
 class ThreadedRanks(rfm.RegressionTestPlugin):
     """Ranks of ``threads`` OpenMP threads, bound one per core, each thread's core verified.
 
-    The check declares its ``threads`` parameter (:data:`THREAD_LEVELS`)
-    after its own: a parameter's place in a test's name follows its
-    declaration, and the names are the history's keys.
+    The check takes its ``threads`` parameter (:data:`THREAD_LEVELS`) from
+    :func:`mode_and_threads`.
     """
 
     #: The number of threads per rank ``threads`` is on this partition.
