@@ -19,6 +19,10 @@ class AffinityProbe(rfm.RegressionTestPlugin):
     validate the mapping the options produce.
     """
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("files_dir", "output_names", "probe")
+
     probe = fixture(BenchBuild, scope="environment", variables={"bench": "affinity"})
 
     #: Whether a series launches the probe before each of its launches

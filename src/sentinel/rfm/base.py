@@ -59,6 +59,39 @@ def _option_value(value: object) -> str:
 
 compat.install()
 
+#: Every pipeline hook of the suite's test library, stage by stage, in the
+#: order they run in any check (a check's own hooks come between them, after
+#: its stage's library hooks and before those ``always_last``). ReFrame
+#: orders hooks by the classes that define them; this is the order that
+#: inheritance must give, and ``tests/unit/test_hook_order.py`` fails
+#: where it does not. Why the order matters:
+#:
+#: * ``init``: a rotating check's night and whether it is deferrable are
+#:   known before anything else is decided; the pairs it generates last.
+#: * ``setup``: what cannot run is skipped (mapping, deferral, an empty
+#:   packed job, each node) before a check sizes its launches (its
+#:   program, nodes, series or splits).
+#: * ``run``: the references are loaded before the job is written (an
+#:   acceptance without its file fails before its job runs); an each-node
+#:   job takes its nodes before the launcher's options are added to its
+#:   launcher; the benchmark's command line precedes the threads' binding
+#:   and the repeated launches (splits, series, the affinity probe) that
+#:   copy it; the launch plan writes the job body last.
+#: * ``performance``: the values are given to ReFrame before the bands.
+HOOK_ORDER: dict[str, tuple[str, ...]] = {
+    "post_init": ("take_turn", "default_deferrable", "record_reference_file",
+                  "require_declaration", "generate_valid_pairs"),
+    "pre_setup": ("choose_launch_plan",),
+    "post_setup": ("skip_impossible_mapping", "wait_if_deferred", "skip_empty_packed_job",
+                   "runs_on_each_node", "locate_program", "span_nodes", "plan_series",
+                   "plan_splits"),
+    "pre_run": ("load_references", "size_job", "apply_transport_and_mapping",
+                "set_bench_command", "bind_omp_threads", "launch_splits", "launch_series",
+                "launch_probe_first", "finish_job_script"),
+    "pre_sanity": ("record_provenance",),
+    "pre_performance": ("set_perf_variables", "judge_references"),
+}
+
 
 class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Provenance,
                            PlacementChecks, MeasuredValues, HostProbe,

@@ -35,6 +35,10 @@ SIZES_FILE = "imb_sizes.txt"
 class ImbCountSeries(RankSeries):
     """The series N = whole nodes, measured by one IMB launch with ``-npmin``."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("mapping", "operations", "probe_output", "series", "stdout_text")
+
     whole_nodes = True
     launch_per_count = False
 
@@ -86,6 +90,10 @@ class OsuSeriesOutput:
 
 class OsuCountSeries(RankSeries):
     """The whole-node series, one OSU launch per N, each after its own affinity probe."""
+
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("probe", "repetitions", "series")
 
     whole_nodes = True
     probe_each_launch = True

@@ -201,6 +201,10 @@ class PerNode(Repetition):
 class EachNode(rfm.RegressionTestPlugin):
     """A node-local check run on every node of the partition in one job."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("spans_nodes",)
+
     #: Run on every node of the partition (or ``each_node_nodes``) in one
     #: job, one launch held to each node, all at once (the vet mode).
     #:

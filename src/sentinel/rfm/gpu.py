@@ -16,6 +16,10 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
     without them UCX cannot touch a device pointer.
     """
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("buffers",)
+
     def uses_device_memory(self) -> bool:
         """Whether a rank's buffers are in GPU memory (``device``, ``host-device``, ...)."""
         return "device" in self.buffers

@@ -152,6 +152,12 @@ class PerTransport(Repetition):
 class PackedTransports(Requirements):
     """A check's transports packed into one job per environment (:attr:`pack_transports`)."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = (
+        "held_to_one_node", "mapping", "spans_nodes", "transport", "transport_info", "transports",
+    )
+
     #: Run the transports of each environment one after another in one job
     #: (the packed job, ``%transport=<family>-all``) instead of one job each;
     #: every transport keeps its own test case, verdict, references and

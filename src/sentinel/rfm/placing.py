@@ -39,6 +39,13 @@ def partition_nodes(partition) -> int:
 class PlacementChecks(rfm.RegressionTestPlugin):
     """The mapping's skips before the run, and the sanity of where the ranks ran."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = (
+        "bench", "job_nodes", "job_output_text", "launch_plan", "launches", "mapping",
+        "node_name", "rank_pair", "stdout_text", "transport_info",
+    )
+
     @run_after("setup")
     def skip_impossible_mapping(self) -> None:
         """Skip, with the reason, a mapping this partition cannot give."""

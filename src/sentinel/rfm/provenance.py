@@ -28,6 +28,10 @@ PROVENANCE_FILE = "rfm_provenance.txt"
 class Provenance(rfm.RegressionTestPlugin):
     """Records, before sanity, what the test case's result depends on."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("job_output_text", "launch_plan", "measures", "stage_text", "transport_info")
+
     #: What the result depends on, one short name each: ``mpi`` (the
     #: library's version string), ``mpi_library`` (the file ``ldd`` resolved
     #: it to in the job), ``ucx`` and ``libfabric`` (the versions the

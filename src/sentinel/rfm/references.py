@@ -48,6 +48,10 @@ class PartitionReferences(Requirements):
     saying so, and a system without the file fails.
     """
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("spec", "transport_name", "unresolved")
+
     #: Run only the combinations the reference file covers (skipping the
     #: others, saying so) and fail when the system has no reference file.
     #: Unlike ReFrame's ``require_reference`` it does not demand a reference

@@ -14,6 +14,10 @@ from sentinel.rfm import deferral
 class NightlyRotation(rfm.RegressionTestPlugin):
     """A rotating check runs each variant on one night in :attr:`rotation`; any may be deferred."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("night_name",)
+
     #: Nights over which a rotating check (:attr:`rotates`) shares out its
     #: variants: each variant runs on one night in ``rotation`` (the nightly
     #: mode sets 7, so every variant runs within a week); 1 runs them all.

@@ -52,6 +52,10 @@ def rank_series(per_node: int, nodes: int, limit: int = 0,
 class RankSeries(rfm.RegressionTestPlugin):
     """N = 1, 2, 4, ... ranks, one launch each, in one job."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("mapping",)
+
     #: Largest N of the series; 0: as many ranks as the partition (or
     #: ``max_nodes`` of it) holds at the cores each rank takes.
     #:
@@ -200,6 +204,10 @@ class RankSeries(rfm.RegressionTestPlugin):
 
 class SpanNodes(rfm.RegressionTestPlugin):
     """One launch over ``nodes`` nodes, filled as the mapping asks; every rank proven."""
+
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("mapping", "transport_info")
 
     #: Nodes the launch spans (at most the partition's; 0: all of them; the
     #: EPCC mixed-mode collectives ran on 4).

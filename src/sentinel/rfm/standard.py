@@ -121,6 +121,10 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
 class ImbLaunches(rfm.RegressionTestPlugin):
     """IMB-MPI1 in a :class:`StandardSuiteCheck`: its timing options and its outputs."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("require_launches", "stdout_text")
+
     #: Repetitions per size (IMB ``-iter``; IMB lowers it for large sizes).
     #:
     #: :type: :class:`int`
@@ -152,6 +156,10 @@ class FromRelease(rfm.RegressionTestPlugin):
     Tagged ``source`` by :func:`build_variants` (``-t source`` selects it).
     """
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("suite_build",)
+
     def search_dir(self) -> str:
         """Where the release build installed the suite."""
         return self.suite_build.install_prefix
@@ -173,6 +181,10 @@ class FromSpack(rfm.RegressionTestPlugin):
 
     Tagged ``spack`` by :func:`build_variants` (``-t spack`` selects it).
     """
+
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("suite_build",)
 
     environ_features = "+spack"
 

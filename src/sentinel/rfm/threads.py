@@ -131,6 +131,10 @@ class NodeSplits(rfm.RegressionTestPlugin):
     proven where it was asked to run.
     """
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("mapping", "placement_options", "transport_info")
+
     rank_pair = False
 
     @run_after("setup")
@@ -219,6 +223,10 @@ class ThreadedRanks(rfm.RegressionTestPlugin):
     The check takes its ``threads`` parameter (:data:`THREAD_LEVELS`) from
     :func:`mode_and_threads`.
     """
+
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("bench",)
 
     #: The number of threads per rank ``threads`` is on this partition.
     #:

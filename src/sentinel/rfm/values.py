@@ -15,6 +15,10 @@ from sentinel.errors import SentinelError
 class MeasuredValues(rfm.RegressionTestPlugin):
     """The values sanity derived, the ones it could not resolve, and their intervals."""
 
+    #: What it reads of the test besides ReFrame's attributes and its own
+    #: (``tests/unit/test_plugin_needs.py`` holds it to the code).
+    plugin_needs = ("reference_entry", "stdout_text")
+
     #: Values the benchmark produced that cannot be measurements (a negative
     #: time, a bandwidth beyond any link), each with why: not reported as
     #: performance variables, never compared or calibrated.
