@@ -668,3 +668,16 @@ def test_fabric_skips_shared_memory_where_a_pair_measures_it_else_holds_it(offli
     assert not alone.skipped
     assert "#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=2\n" in alone.script()  # one node
     assert alone.check.span_note.startswith("ofi-shm carries traffic within a node only")
+
+
+def test_the_pt2pt_checks_variants_are_named_from_the_base_tests_parameters():
+    # Jacobi depends on Pt2ptCheck's variants by name, computed from
+    # TransportMappingTest's parameters (sentinel.rfm.pt2pt): it adds none.
+    from sentinel.rfm.base import TransportMappingTest
+    from sentinel.rfm.pt2pt import pt2pt_check_name
+
+    cls = check_classes()["Pt2ptCheck"]
+    assert list(cls.param_space.params) == list(TransportMappingTest.param_space.params)
+    for num in range(cls.num_variants):
+        params = cls.get_variant_info(num)["params"]
+        assert pt2pt_check_name(params["transport"], params["mapping"]) == cls.variant_name(num)
