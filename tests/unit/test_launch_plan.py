@@ -106,3 +106,14 @@ def test_only_the_launch_plan_asks_whether_a_test_case_is_packed_or_on_each_node
     asked = [f"{path.name}:{node.lineno} .{node.attr}" for node in ast.walk(tree)
              if isinstance(node, ast.Attribute) and FLAGS.fullmatch(node.attr)]
     assert not asked, f"ask the launch plan instead: {asked}"
+
+
+def test_every_check_holds_the_sanity_path_and_has_what_it_asks():
+    from sentinel.rfm.sanity import Judged, SanityPath
+    from tests.offline import check_classes
+
+    asked = set(Judged.__annotations__)
+    for name, cls in check_classes().items():
+        assert isinstance(cls.sanity_path, SanityPath), name
+        missing = sorted(n for n in asked if not hasattr(cls, n))
+        assert not missing, f"{name} lacks {missing}, which its sanity path asks"

@@ -2,14 +2,17 @@
 
 :class:`TransportMappingTest` generates only valid (transport, mapping)
 pairs, applies the transport's environment and the mapping's launcher
-options, and owns the sanity sequence every check goes through
-(:meth:`TransportMappingTest.validate`): how the job ended, the MPI library
-the binary ran with (``ldd`` in the job), the output read and complete, the
-world size, the transport from the library's log, the placement from the
+options, hands the job body to its launch plan
+(:mod:`sentinel.rfm.launch_plan`) and holds the sanity path every launch
+goes through (:attr:`TransportMappingTest.sanity_path`,
+:mod:`sentinel.rfm.sanity`): how the job ended, the MPI library the binary
+ran with (``ldd`` in the job), the output read and complete, the world
+size, the transport from the library's log, the placement from the
 affinity report, then the check's own analysis. A check supplies only what
 is its own (:meth:`read_output`, :meth:`analyse`, and where it differs,
 :meth:`placement_records`). Every :class:`~sentinel.errors.SentinelError` on
-the way becomes one clear ``SanityError``, here and nowhere else.
+the way becomes one clear ``SanityError``, here (:meth:`validate`) and
+nowhere else.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from sentinel.analysis.host import HOST_AFTER_FILE, HOST_FILE
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
 from sentinel.mpi.linkage import linkage_problems
@@ -42,6 +44,7 @@ from sentinel.rfm.packing import transport_label, transport_of
 from sentinel.rfm.placing import PlacementChecks
 from sentinel.rfm.provenance import LDD_FILE, PROVENANCE_FILE, Provenance
 from sentinel.rfm.rotation import NightlyRotation
+from sentinel.rfm.sanity import SanityPath
 from sentinel.rfm.values import MeasuredValues
 
 #: MPICH before 4.2 (ch4:ucx) can deadlock in MPI_Finalize: one rank waits in
@@ -163,6 +166,9 @@ class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Proven
     #: Check variables passed to :attr:`bench` as ``--<name> <value>``
     #: (underscores as dashes, lists comma-separated).
     bench_options: tuple[str, ...] = ()
+
+    #: The steps every launch's sanity goes through (:mod:`sentinel.rfm.sanity`).
+    sanity_path = SanityPath()
 
     num_tasks = 2
     valid_systems = ["+mpi"]
@@ -301,25 +307,8 @@ class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Proven
         return True
 
     def judge_launch(self) -> Values:
-        """One launch through the sanity path; its values, held (:meth:`keep_values`)."""
-        # A binary of another MPI is the cause of what its job then shows
-        # (singleton ranks, a failed start): said first.
-        self.verify_linkage(missing_ok=True)
-        self.verify_one_node()
-        hang = self.verify_job_end()
-        self.verify_linkage()
-        out = self.read_output()
-        self.verify_world(out)
-        self.verify_transport(out)
-        self.verify_placement(out)
-        values = self.analyse(out)
-        values.merge(self.host_figures(self.spec, self.stage_text(HOST_FILE),
-                                       self.stage_text(HOST_AFTER_FILE)))
-        self.keep_values(values)
-        self.require_host_then_variables()
-        if hang:
-            raise SentinelError(hang)
-        return values
+        """One launch through :attr:`sanity_path`; its values, held (:meth:`keep_values`)."""
+        return self.sanity_path.judge(self)
 
     def read_output(self):
         """The benchmark's records, complete (a truncated output is an error naming it)."""
