@@ -306,10 +306,6 @@ class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Proven
             raise SanityError(str(err)) from None
         return True
 
-    def judge_launch(self) -> Values:
-        """One launch through :attr:`sanity_path`; its values, held (:meth:`keep_values`)."""
-        return self.sanity_path.judge(self)
-
     def read_output(self):
         """The benchmark's records, complete (a truncated output is an error naming it)."""
         stdout, text = self.stdout_text()

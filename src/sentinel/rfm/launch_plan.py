@@ -181,10 +181,10 @@ class LaunchPlan:
                      if self.per_node else [test.stagedir])
             self.per_transport.verify(test, roots)
         elif self.per_node:
-            self.per_node.judge(test, self.launches(test), test.judge_launch,
+            self.per_node.judge(test, self.launches(test), lambda: test.sanity_path.judge(test),
                                 own_job=not self.member_of)
         else:
-            test.judge_launch()
+            test.sanity_path.judge(test)
 
     def launch_causes(self, test) -> list[str]:
         """Why a member's launch in its packed job has no complete result ([] otherwise)."""
