@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -10,11 +11,13 @@ from pathlib import Path
 from sentinel.errors import SentinelError
 
 
+@functools.cache
 def repo_root() -> Path:
     """The checkout the package was installed from (editable install).
 
     The benchmark sources and the configuration live beside the package, so a
-    non-editable install cannot find them: say so instead of guessing.
+    non-editable install cannot find them: say so instead of guessing. Found
+    once per process (a failure is not kept): every test reads it.
     """
     root = Path(__file__).resolve().parents[2]
     if not (root / "src" / "bench").is_dir():

@@ -3,17 +3,28 @@ the same results as ReFrame's own."""
 
 from __future__ import annotations
 
+import copy
+import io
+import json
 import logging
+import os
 import warnings
 
 import pytest
 import reframe as rfm
+import reframe.core.environments as rfm_environments
 import reframe.core.fields as rfm_fields
 import reframe.core.launchers.mpi as rfm_launchers
 import reframe.core.logging as rfm_logging
+import reframe.core.meta as rfm_meta
+import reframe.core.runtime as rfm_runtime
 import reframe.core.variables as rfm_variables
+import reframe.frontend.cli as rfm_cli
+import reframe.frontend.dependencies as dependencies
+import reframe.frontend.executors as rfm_executors
+import reframe.utility.jsonext as rfm_jsonext
 from reframe.core import config, runtime
-from reframe.core.builtins import variable
+from reframe.core.builtins import run_after, variable
 from reframe.core.warnings import ReframeDeprecationWarning
 
 from sentinel.rfm.compat import reframe_fixes
@@ -24,7 +35,11 @@ def test_every_patched_reframe_function_is_the_one_the_patch_was_written_for():
     # reads its private fields or repeats its logic.
     assert reframe_fixes.changed() == []
     assert reframe_fixes.install() == ["user_deprecation_warning", "formatMessage",
-                                       "SrunLauncher.__init__", "VarSpace._inject"]
+                                       "SrunLauncher.__init__", "VarSpace._inject", "TestCase",
+                                       "list_checks", "valid_sysenv_comb",
+                                       "_update_check_extras", "jsonext.dump",
+                                       "RegressionTestMeta.__getattribute__",
+                                       "_EnvironmentSnapshot.restore"]
 
 
 def test_a_changed_function_is_named_and_its_patch_left_out(monkeypatch):
@@ -128,3 +143,134 @@ def test_a_default_changed_on_the_class_reaches_the_next_instance(test_class):
     test_class.sizes = [9]
     later = test_class()
     assert (later.label, later.sizes, later.later) == ("b", [9], 3)
+
+
+@pytest.fixture
+def two_cases(test_class) -> tuple[list, dict]:
+    """Test cases of two tests, the second depending on the first, and their graph."""
+    class Second(test_class):
+        @run_after("init")
+        def after_first(self):
+            self.depends_on("Probe")
+
+    reframe_fixes.install()
+    cases = rfm_executors.generate_testcases([test_class(), Second()])
+    graph, skipped = dependencies.build_deps(cases)
+    assert not skipped
+    return dependencies.toposort(graph), graph
+
+
+def _case_texts(case) -> tuple:
+    own = reframe_fixes._CASE_OWN
+    return own["__hash__"](case), own["__repr__"](case), own["__str__"](case)
+
+
+def test_a_test_case_hashes_compares_and_prints_as_reframes_own(two_cases):
+    cases, _ = two_cases
+    assert rfm_executors.TestCase.__hash__ is reframe_fixes.case_hash
+    for case in cases:
+        assert (hash(case), repr(case), str(case)) == _case_texts(case)
+        same = case.clone()
+        assert same == case and hash(same) == hash(case) and same is not case
+        assert reframe_fixes._CASE_OWN["__eq__"](same, case) is True
+    first, second = cases
+    assert first != second and reframe_fixes._CASE_OWN["__eq__"](first, second) is False
+    assert (first == "text") is False  # NotImplemented, as ReFrame's
+    second.prepare()  # the test is replaced by a copy: the same name, the same case
+    assert (hash(second), repr(second), str(second)) == _case_texts(second)
+
+
+class _Capture:
+    """A printer that keeps what ``info`` is given."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def info(self, text: str) -> None:
+        self.said.append(text)
+
+
+def test_the_listing_shows_the_lines_reframes_own_shows(two_cases):
+    cases, _ = two_cases
+    own, ours = _Capture(), _Capture()
+    reframe_fixes._LIST_CHECKS(cases, own)
+    assert rfm_cli.list_checks is reframe_fixes.list_checks
+    rfm_cli.list_checks(cases, ours)
+    assert len(ours.said) == 1 and ours.said[0] == "\n".join(own.said)
+    assert any(line.startswith("- Second") for line in own.said)
+    assert any(line.lstrip().startswith("^Probe") for line in own.said)
+
+
+@pytest.mark.parametrize("systems,environs", [(["*"], ["*"]), (["generic:default"], ["builtin"]),
+                                              (["+gpu"], ["*"]), (["*"], ["+mpi", "-cuda"]),
+                                              (["%cores=4"], ["builtin"])])
+def test_valid_combinations_are_reframes_and_each_callers_own(test_class, systems, environs):
+    reframe_fixes.install()
+    assert rfm_runtime.valid_sysenv_comb is reframe_fixes.valid_sysenv_comb
+    expected = reframe_fixes._VALID_SYSENV(systems, environs)
+    first = rfm_runtime.valid_sysenv_comb(systems, environs)
+    assert first == expected
+    for environs_of_partition in first.values():
+        environs_of_partition.clear()  # a caller changing its answer changes no other's
+    assert rfm_runtime.valid_sysenv_comb(systems, environs) == expected
+
+
+@pytest.mark.parametrize("value", [[], ["*"], [1, "a", None, (2, 3)], {"A": "1"}, {1, 2},
+                                   [[1], [2]], {"k": ["v"]}, [{"a": 1}]])
+def test_a_default_is_copied_as_deepcopy_copies_it(value):
+    copied = reframe_fixes._copied(value)
+    assert copied == copy.deepcopy(value) and copied is not value
+    if isinstance(value, list) and value and isinstance(value[0], (list, dict)):
+        assert copied[0] is not value[0]  # nested: a deep copy still
+
+
+def test_a_tests_log_record_has_the_fields_reframes_own_gives(test_class):
+    reframe_fixes.install()
+    assert rfm_logging.LoggerAdapter._update_check_extras is reframe_fixes.update_check_extras
+    test = test_class()
+    ours, own = rfm_logging.LoggerAdapter(check=test), rfm_logging.LoggerAdapter(check=test)
+    ours._update_check_extras()
+    reframe_fixes._CHECK_EXTRAS(own)
+    assert ours.extra == own.extra and "check_sizes" in ours.extra
+    ours._update_check_extras()  # ReFrame's: the list of fields grows on each record
+    reframe_fixes._CHECK_EXTRAS(own)
+    assert ours.extra == own.extra
+
+
+def test_a_test_dumped_as_json_reads_back_as_reframes_own_dump(test_class):
+    reframe_fixes.install()
+    assert rfm_jsonext.dump is reframe_fixes.json_dump
+    test = test_class()
+    ours, own = io.StringIO(), io.StringIO()
+    rfm_jsonext.dump(test, ours, indent=2)
+    reframe_fixes._JSON_DUMP(test, own, indent=2)
+    assert json.loads(ours.getvalue()) == json.loads(own.getvalue())
+    assert json.loads(ours.getvalue())["sizes"] == [1, 2]
+
+
+def test_a_test_class_attribute_reads_as_reframes_metaclass_reads_it(test_class):
+    reframe_fixes.install()
+    assert rfm_meta.RegressionTestMeta.__getattribute__ is reframe_fixes.meta_getattribute
+    assert test_class.label == "a" and test_class.sizes == [1, 2]  # variables: their default
+    assert test_class.executable == "true" and callable(test_class.setup)
+    own = reframe_fixes._META_GETATTRIBUTE
+    for name in ("label", "sizes", "later", "valid_systems"):
+        with pytest.raises(AttributeError):
+            own(test_class, name)
+        with pytest.raises(AttributeError):
+            reframe_fixes.meta_getattribute(test_class, name)
+    assert reframe_fixes.meta_getattribute(test_class, "setup") == own(test_class, "setup")
+
+
+def test_a_restored_environment_is_the_snapshots(monkeypatch):
+    reframe_fixes.install()
+    monkeypatch.setenv("SENTINEL_KEPT", "1")
+    monkeypatch.setenv("SENTINEL_CHANGED", "before")
+    monkeypatch.delenv("SENTINEL_ADDED", raising=False)
+    saved = rfm_environments.snapshot()
+    monkeypatch.setenv("SENTINEL_CHANGED", "after")
+    monkeypatch.setenv("SENTINEL_ADDED", "new")
+    monkeypatch.delenv("SENTINEL_KEPT")
+    saved.restore()
+    assert dict(os.environ) == dict(saved.env_vars)
+    assert os.environ["SENTINEL_CHANGED"] == "before" and "SENTINEL_ADDED" not in os.environ

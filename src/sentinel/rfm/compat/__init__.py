@@ -10,8 +10,9 @@ changed):
 * :mod:`.cmdline`: the command line, read before ReFrame parses it (the
   configuration and the checks decide while ReFrame loads them); the one
   reader of the process's arguments outside the ``sentinel`` command's entry points.
-* :mod:`.reframe_fixes`: three per-test costs of ReFrame patched away
-  (installed by :func:`install`).
+* :mod:`.reframe_fixes`: ReFrame's per-test and per-test-case costs patched
+  away (installed by :func:`install`), each over the ReFrame source it was
+  written for, each giving what ReFrame's own function gives.
 * :mod:`.selection`: check classes registered only where the session's
   name and tag filters keep a variant (ReFrame instantiates every variant
   before it filters).
