@@ -14,6 +14,7 @@ and ``tests/unit/test_nights.py`` (the defaults held to the captured nights).
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,13 @@ class Tally:
             self.named.setdefault(f, []).extend(hits)
 
 
+@functools.cache
 def is_judged(check: str, name: str, every: bool = False) -> bool:
     """Whether ``name`` is judged: a headline variable; with ``every``, any with a direction.
+
+    Asked for every variable of every replayed night (a quarter of replaying
+    the captured nights): the declarations do not change, so each answer is
+    kept.
 
     ``every`` is the suite as it was before the headline variables alone were
     judged (every variable with a band): of the captured variables, the

@@ -10,6 +10,7 @@ test case's judged values is named on the night it begins.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import pytest
@@ -31,12 +32,19 @@ def series() -> list[nights.Series]:
     return nights.captured(NIGHTS)
 
 
-def _tally(series: list[nights.Series], retries: int, factors: tuple[float, ...] = (),
-           every: bool = False) -> Tally:
-    total = Tally()
-    for s in series:
-        total.add(replay(s, DEFAULTS, retries, factors, every))
-    return total
+@pytest.fixture(scope="module")
+def tally(series):
+    """The captured nights replayed one way, each way once for the module's tests."""
+    @functools.cache
+    def replayed(retries: int, factors: tuple[float, ...] = (), every: bool = False,
+                 check: str | None = None) -> Tally:
+        total = Tally()
+        for s in series:
+            if check is None or s.check == check:
+                total.add(replay(s, DEFAULTS, retries, factors, every))
+        return total
+
+    return replayed
 
 
 def test_the_captured_nights_hold_every_family_and_the_retries(series):
@@ -48,9 +56,9 @@ def test_the_captured_nights_hold_every_family_and_the_retries(series):
     assert max(len(s.nights) for s in series) >= 8
 
 
-def test_unchanged_nights_fail_rarely_and_the_retry_is_what_keeps_them_so(series):
-    once = _tally(series, retries=0)
-    twice = _tally(series, retries=1)
+def test_unchanged_nights_fail_rarely_and_the_retry_is_what_keeps_them_so(tally):
+    once = tally(retries=0)
+    twice = tally(retries=1)
     # the same nights judged both ways, but for the few whose burn-in a
     # failure left out of one baseline and not of the other (2325 + 18 of 2348)
     assert once.nights >= 150
@@ -64,17 +72,15 @@ def test_unchanged_nights_fail_rarely_and_the_retry_is_what_keeps_them_so(series
     assert twice.failed / twice.nights < 0.03, (twice.failed, twice.nights)
 
 
-def test_a_2x_regression_is_named_the_night_it_begins(series):
-    pt2pt = [s for s in series if s.check == "Pt2ptCheck"]
-    tally = _tally(pt2pt, retries=1, factors=(2.0,))
-    hits = tally.named[2.0]
+def test_a_2x_regression_is_named_the_night_it_begins(tally):
+    hits = tally(retries=1, factors=(2.0,), check="Pt2ptCheck").named[2.0]
     assert len(hits) >= 20
     assert sum(first for first, _ in hits) / len(hits) >= 0.9
 
 
-def test_judging_every_variable_once_as_before_cries_wolf_far_more_often(series):
-    before = _tally(series, retries=0, every=True)
-    after = _tally(series, retries=1)
+def test_judging_every_variable_once_as_before_cries_wolf_far_more_often(tally):
+    before = tally(retries=0, every=True)
+    after = tally(retries=1)
     assert before.failed >= 5 * max(after.failed, 1), (before.failed, after.failed)
 
 
