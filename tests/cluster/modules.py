@@ -3,8 +3,9 @@
 ``lmod_env(modulepath)`` is the environment of a login shell that
 initialised Lmod (``LMOD_CMD``, the exported ``module`` function) with
 ``MODULEPATH`` set: what ``sentinel init`` and reframe see at a site.
-``write_modules`` writes, under a module directory, the module an MPI is
-reached through (Intel MPI of ``make setup``'s ``.venv-impi``) and two that
+``write_modules`` writes, under a module directory, the modules MPIs are
+reached through (Intel MPI of ``make setup``'s ``.venv-impi``; Open MPI 5
+and MPICH 5 of its ``.venv-openmpi5`` and ``.venv-mpich5``) and two that
 go wrong as a site's do: one whose file does not parse, one that points at
 an installation with its launcher missing.
 """
@@ -44,10 +45,27 @@ prepend_path("PATH", pathJoin(root, "bin"))
 """
 
 
-def write_modules(directory: Path, intel_root: Path, intel_version: str) -> dict[str, str]:
-    """The modules under ``directory``; their names by role (intel, broken, partial)."""
+#: An MPI installed into a prefix of its own (PyPI's Open MPI 5 and MPICH 5 of
+#: ``make setup``): its wrappers carry the prefix's library path themselves.
+PREFIX = """\
+-- {what}, as a site installs the next version beside its default MPI
+prepend_path("PATH", "{bindir}")
+"""
+
+
+def write_modules(directory: Path, intel_root: Path, intel_version: str,
+                  prefixes: dict[str, Path] | None = None) -> dict[str, str]:
+    """The modules under ``directory``; their names by role (intel, broken, partial).
+
+    ``prefixes``: a module more for each, named by its key (``openmpi/5.0``),
+    that puts the prefix's ``bin`` first on PATH; its role is the key.
+    """
     names = {"intel": f"intel-mpi/{intel_version}", "broken": "openmpi/9.9",
              "partial": "intel-mpi/2099.0"}
+    for name, prefix in (prefixes or {}).items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / f"{name}.lua").write_text(PREFIX.format(what=name, bindir=prefix / "bin"))
+        names[name] = name
     (directory / "intel-mpi").mkdir(parents=True, exist_ok=True)
     (directory / "openmpi").mkdir(parents=True, exist_ok=True)
     (directory / f"{names['intel']}.lua").write_text(INTEL.format(root=intel_root))

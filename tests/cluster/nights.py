@@ -27,7 +27,7 @@ SENTINEL = [sys.executable, "-m", "sentinel.results.cli"]
 #: The trial's selection: the point-to-point, matching and ring checks over Open
 #: MPI's TCP and shared-memory paths, core mapping, in the quick mode.
 CHECKS = ("pt2pt.py", "matching.py", "ring.py")
-SELECTION = ["--mode", "quick", "-p", "openmpi", "-n",
+SELECTION = ["--mode", "quick", "-p", "openmpi$", "-n",
              "(Pt2ptCheck|MatchingCheck|RingCheck).*transport=(ob1-tcp|ob1-vader).*mapping=core"]
 TCP, SHM = "ob1-tcp", "ob1-vader"
 

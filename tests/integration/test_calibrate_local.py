@@ -69,7 +69,7 @@ def test_calibrate_writes_references_that_judge_the_next_unchanged_session(tmp_p
     del check["local:slurm-two"]
     (tmp_path / "next" / "refs").mkdir(parents=True)
     (tmp_path / "next" / "refs" / "local.yaml").write_text(yaml.safe_dump(data))
-    run = reframe([*SELECTION, "-p", "openmpi", "-r"], tmp_path / "next",
+    run = reframe([*SELECTION, "-p", "openmpi$", "-r"], tmp_path / "next",
                   env={"SENTINEL_REFERENCES": str(tmp_path / "next" / "refs")},
                   checks=("matching.py",))
     run.assert_retries("performance")

@@ -62,7 +62,7 @@ def test_two_slow_nodes_of_six_are_both_named_and_no_other_node(six, tmp_path):
             "-S", "FabricCheck.transports=intelmpi/ofi-tcp", "-S", "FabricCheck.iterations=10",
             "-S", "FabricCheck.latency_iterations=300",
             "-S", "FabricCheck.repetitions=5", "-S", "env_vars=I_MPI_WAIT_MODE:1",
-            "-S", "time_limit=5m", "-p", "intelmpi",
+            "-S", "time_limit=5m", "-p", "intelmpi$",
             "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
             "-n", "^FabricCheck.*mapping=node.*mode=pairs", "--repeat", str(SWEEPS),
             "--system", "local:slurm-net", "-r"], out, env={"SLURM_CONF": str(six)},

@@ -17,7 +17,7 @@ def _listed_environs(output: str) -> set[str]:
 def test_prgenv_selects_with_a_mode(tmp_path):
     need_stack("openmpi")
     need_stack("mpich")
-    run = reframe([*QUICK, "-p", "openmpi", "-l"], tmp_path, checks=("pt2pt.py",))
+    run = reframe([*QUICK, "-p", "openmpi$", "-l"], tmp_path, checks=("pt2pt.py",))
     assert run.returncode == 0, run.output
     assert _listed_environs(run.output) == {"openmpi"}
 
@@ -49,7 +49,7 @@ def _run_on_references(tmp_path, text: str):
     refdir.mkdir()
     (refdir / "local.yaml").write_text(text)
     return reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-vader.*mapping=core",
-                    "-p", "openmpi", "-r"], tmp_path, env={"SENTINEL_REFERENCES": str(refdir)},
+                    "-p", "openmpi$", "-r"], tmp_path, env={"SENTINEL_REFERENCES": str(refdir)},
                    checks=("matching.py",)), refdir / "local.yaml"
 
 

@@ -72,13 +72,13 @@ def test_the_device_buffer_pt2pt_runs_on_this_machines_gpu(tmp_path):
                     "no 'gpu' feature, so Pt2ptGpuCheck is not generated; the dry runs above "
                     "check its build and job scripts")
     need_stack("openmpi")
-    stacks = {s.family: s for s in detect.local_stacks()}
+    stacks = {s.family: s for s in detect.local_stacks() if s.name == s.family}
     why = detect.cuda_awareness(stacks["openmpi"])
     if why:
         pytest.skip(f"this machine's Open MPI takes no CUDA buffers ({why}): the local "
                     "configuration declares no 'cuda' feature for it")
     run = reframe([*QUICK, "-n", "^Pt2ptGpuCheck.*%transport=ucx-sm.*%mapping=core",
-                   "-p", "openmpi", "-r"], tmp_path, checks=("pt2pt.py",))
+                   "-p", "openmpi$", "-r"], tmp_path, checks=("pt2pt.py",))
     cases = {tc["buffers"]: tc for tc in run.cases("Pt2ptGpuCheck")}
     assert cases["device"]["result"] == "pass", cases["device"].get("fail_reason")
     assert cases["device"]["perfvalues"]

@@ -34,7 +34,7 @@ def gpu_run(tmp_path_factory):
     out = where / "out"
     out.mkdir()
     return reframe([*QUICK, "-n", "^Pt2ptGpuCheck.*transport=ob1-vader[^+].*mapping=core",
-                    "-p", "openmpi", "-S", "Pt2ptGpuCheck.modes=standard", "--keep-stage-files",
+                    "-p", "openmpi$", "-S", "Pt2ptGpuCheck.modes=standard", "--keep-stage-files",
                     "-r"],
                    out, config=CONFIG, checks=("pt2pt.py",),
                    env={"SENTINEL_TEST_GPU_HOME": str(toolkit)})

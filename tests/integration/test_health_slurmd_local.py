@@ -50,7 +50,7 @@ REFERENCES = """Pt2ptCheck:
 #: 20 s limit.
 SETTINGS = """\
 SENTINEL_HEALTH_SYSTEM=local:cpu
-SENTINEL_HEALTH_OPTIONS="-p openmpi -S transports=openmpi/ob1-tcp \
+SENTINEL_HEALTH_OPTIONS="-p openmpi$ -S transports=openmpi/ob1-tcp \
 -S Pt2ptCheck.iterations=100 -S Pt2ptCheck.windows=3"
 SENTINEL_HEALTH_DRAIN="--max-drain 1"
 SENTINEL_OUTPUT={root}/out/$SLURMD_NODENAME
@@ -260,7 +260,7 @@ def _health_build(out: Path, family: str) -> str:
     """``sentinel health`` on this host over one of ``family``'s transports; its build's output."""
     transport = {"openmpi": "openmpi/ob1-vader", "mpich": "mpich/ucx-sm"}[family]
     proc = subprocess.run([str(ROOT / ".venv" / "bin" / "sentinel"), "health", "--system",
-                           "local:cpu", "--", "-p", family, "-S", f"transports={transport}"],
+                           "local:cpu", "--", "-p", f"{family}$", "-S", f"transports={transport}"],
                           capture_output=True, text=True, timeout=300,
                           env={**mpi_env(), "SENTINEL_OUTPUT": str(out),
                                "SENTINEL_FINALIZE_TIMEOUT": FINALIZE_TIMEOUT, **NO_NETWORK})

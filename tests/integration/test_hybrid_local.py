@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import need_stack
+from tests.integration.conftest import need_environ, need_stack
 
 pytestmark = pytest.mark.integration
 
-TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm"}
+#: Each environment's shared-memory transport.
+TRANSPORT = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm",
+             "openmpi-5_0": "ob1-sm", "mpich-5_0": "ucx-sm"}
 
 
-@pytest.mark.parametrize("family", sorted(TRANSPORT))
+@pytest.mark.parametrize("environ", sorted(TRANSPORT))
 @pytest.mark.parametrize("mode", ["serial", "funnelled", "multiple"])
-def test_every_mode_runs_verified(quick_matrix, family, mode):
-    need_stack(family)
-    tc = quick_matrix.case("HybridCheck", environ=family, transport=TRANSPORT[family],
+def test_every_mode_runs_verified(quick_matrix, environ, mode):
+    need_environ(environ)
+    tc = quick_matrix.case("HybridCheck", environ=environ, transport=TRANSPORT[environ],
                            mapping="core", mode=mode, threads="one")
     assert tc["result"] == "pass", tc.get("fail_reason")
     perf = {k.split(":")[-1]: v[0] for k, v in tc["perfvalues"].items()}

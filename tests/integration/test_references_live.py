@@ -50,7 +50,7 @@ def references(tmp_path, site_configuration):
 
 def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, references):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-(vader|tcp)", "-p", "openmpi",
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ob1-(vader|tcp)", "-p", "openmpi$",
                    "-S", "require_partition_reference=true", "-r"],
                   tmp_path, env=references, checks=("matching.py",))
     vader = run.case("MatchingCheck", environ="openmpi", transport="ob1-vader", mapping="core")
@@ -65,7 +65,7 @@ def test_reference_file_passes_and_fails_per_partition_entry(tmp_path, reference
 
 def test_acceptance_skips_a_combination_its_requirements_do_not_cover(tmp_path, references):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi",
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "openmpi$",
                    "-S", "require_partition_reference=true", "-r"], tmp_path, env=references,
                   checks=("matching.py",))
     assert run.returncode == 0, run.output[-3000:]
@@ -83,7 +83,7 @@ CURVE = openmpi_entries("Pt2ptCheck", {"ob1-vader": [
 def test_curve_references_are_asserted_per_size(tmp_path, site_configuration):
     """In an acceptance each size of a curve is a requirement with its own tolerance."""
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi",
+    run = reframe([*QUICK, "-n", "Pt2ptCheck.*transport=ob1-vader", "-p", "openmpi$",
                    "-S", "require_partition_reference=true", "-r"],
                   tmp_path, env=reference_env(tmp_path, site_configuration, CURVE),
                   checks=("pt2pt.py",))
@@ -129,7 +129,7 @@ JacobiCheck:
 
 def test_model_ratio_reference_per_mode(tmp_path, site_configuration):
     need_stack("openmpi")
-    run = reframe([*QUICK, "-n", "JacobiCheck", "-p", "openmpi", "-E",
+    run = reframe([*QUICK, "-n", "JacobiCheck", "-p", "openmpi$", "-E",
                    "transport == 'openmpi/ob1-vader' and mapping == 'core' and threads == 'one' "
                    "and mode in ('pure', 'multiple')", "-r"],
                   tmp_path, env=reference_env(tmp_path, site_configuration, JACOBI),
@@ -151,7 +151,7 @@ MAPPINGS = "\n".join([
     *(line for m in ("core", "socket", "node")
       for line in (f"        {m}:", "          latency_8B: [1.0, -1.0, 9.0, us]"))]) + "\n"
 #: The real acceptance mode, its Pt2ptCheck sizes cut to keep the run short.
-ACCEPTANCE = ["--mode", "acceptance", "-p", "openmpi", "-n", "Pt2ptCheck",
+ACCEPTANCE = ["--mode", "acceptance", "-p", "openmpi$", "-n", "Pt2ptCheck",
               "-S", "Pt2ptCheck.max_size=65536", "-S", "Pt2ptCheck.iterations=100"]
 
 

@@ -229,7 +229,7 @@ def _series(conf: Path, out: Path) -> list:
         "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
               "^JacobiCheck.*mapping=socket.*mode=pure"],
         ("ring.py", "jacobi.py", "collectives.py"))
-        for name, transports, extra in (("hangs", HANGS, ["-p", "mpich", "--max-retries=0"]),
+        for name, transports, extra in (("hangs", HANGS, ["-p", "mpich$", "--max-retries=0"]),
                                         ("series", others, [RETRY_CRASH]))]
     runs = [session.wait() for session in started]
     for run in runs:

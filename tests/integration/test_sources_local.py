@@ -22,7 +22,7 @@ from tests.integration.conftest import need_stack, reframe
 
 pytestmark = pytest.mark.integration
 
-ONE = ["-p", "openmpi", "-E", "transport=='openmpi/ob1-vader' and mapping=='core'"]
+ONE = ["-p", "openmpi$", "-E", "transport=='openmpi/ob1-vader' and mapping=='core'"]
 # The quick mode excludes the source checks; these are its IMB settings.
 SHORT_IMB = ["-S", "ImbSourceCheck.msglog=20", "-S", "ImbSourceCheck.iterations=100",
              "-S", "ImbSourceCheck.time_per_size=0.5", "-S", "time_limit=2m"]
@@ -103,7 +103,7 @@ def test_prebuilt_imb_wins_over_building(tmp_path, www):
     need_stack("intelmpi")
     root, base = www
     sha = _tarball(root / "IMB-v2021.3.tar.gz", {"README": b"never built\n"})
-    run = reframe([*SHORT_IMB, "-n", "ImbSourceCheck", "-p", "intelmpi", "-E",
+    run = reframe([*SHORT_IMB, "-n", "ImbSourceCheck", "-p", "intelmpi$", "-E",
                    "transport=='intelmpi/shm' and mapping=='core'", "-S",
                    f"FetchImb.url={base}/IMB-v2021.3.tar.gz", "-S", f"FetchImb.sha256={sha}",
                    "-r"], tmp_path, checks=("imb.py",))

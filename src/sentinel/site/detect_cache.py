@@ -8,8 +8,9 @@ the test suite) reuse a detection made under the same environment:
 
 * the key is this process's environment (less the variables that only say
   where output goes), the detection code itself, and the path, size and
-  modification time of each MPI command detection runs: another PATH, a
-  loaded module, an upgraded MPI or libfabric's ``fi_info`` is a new key;
+  modification time of each MPI command detection runs (those of the MPI
+  prefixes included): another PATH, a loaded module, an upgraded or newly
+  installed MPI or libfabric's ``fi_info`` is a new key;
 * a detection older than :data:`TTL_S` is made again: a fabric whose state
   changed (a provider that lost its device) shows within that time.
 
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from sentinel.mpi import transports
 from sentinel.paths import output_dir
-from sentinel.site import detect
+from sentinel.site import detect, names
 
 #: Seconds a detection is reused.
 TTL_S = 600
@@ -41,7 +42,9 @@ _WHERE = frozenset({"SENTINEL_OUTPUT", "SENTINEL_RESULTS_DB", "SENTINEL_REFERENC
                     "PYTEST_CURRENT_TEST"})
 #: The commands detection runs or looks for.
 _COMMANDS = ("ompi_info", "mpichversion", "fi_info", "ucx_info", "mpiexec.hydra",
-             "mpicc.openmpi", "mpicc.mpich", "nvidia-smi")
+             "mpicc.openmpi", "mpicc.mpich", "mpicc", "nvidia-smi")
+#: The programs that mark an MPI installed into a prefix of its own.
+_PREFIX_MARKERS = ("bin/ompi_info", "bin/mpichversion")
 
 
 def local_stacks() -> list[detect.MpiStack]:
@@ -71,10 +74,11 @@ def fingerprint() -> str:
     for name in sorted(os.environ):
         if name not in _WHERE and not name.startswith("RFM_"):
             h.update(f"{name}={os.environ[name]}\0".encode())
-    for module in (detect, transports):
+    for module in (detect, names, transports):
         h.update(Path(module.__file__).read_bytes())
     root = detect.intel_root()
     places = [shutil.which(c) for c in _COMMANDS] + [str(root / "bin" / "mpiexec.hydra")]
+    places += [str(p / m) for p in detect.mpi_prefixes() for m in _PREFIX_MARKERS]
     for place in places:
         h.update(f"{place}:{_stamp(place)}\0".encode())
     return h.hexdigest()[:24]

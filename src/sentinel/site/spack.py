@@ -71,13 +71,17 @@ def externals_yaml(environs) -> str:
     ...}`` (and optionally ``"prefix_script"``, a command that makes the
     prefix); environments without one are left out.
     """
-    lines = ["packages:"]
+    by_package: dict[str, list[dict]] = {}
     for env in environs:
         ext = env.extras.get("spack_external")
-        if ext:
-            package = ext["spec"].split("@", 1)[0]
-            lines += [f"  {package}:", "    buildable: false", "    externals:",
-                      f"    - spec: {ext['spec']}", f"      prefix: {ext['prefix']}"]
+        if ext and ext not in by_package.setdefault(ext["spec"].split("@", 1)[0], []):
+            by_package[ext["spec"].split("@", 1)[0]].append(ext)
+    lines = ["packages:"]
+    for package, exts in by_package.items():
+        if exts:  # several versions of one MPI are several externals of its package
+            lines += [f"  {package}:", "    buildable: false", "    externals:"]
+            lines += [x for ext in exts for x in (f"    - spec: {ext['spec']}",
+                                                   f"      prefix: {ext['prefix']}")]
     return "\n".join(lines) + "\n"
 
 

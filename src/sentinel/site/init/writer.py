@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sentinel.mpi.thread_levels import processor_gaps
 from sentinel.site.init.jobs import Job
 from sentinel.site.init.scheduler import Partition
+from sentinel.site.names import environment_name
 from sentinel.site.slurm import SRUN_KILL, SRUN_PMI, job_processor
 
 
@@ -31,16 +32,6 @@ class Site:
     found: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
     modules_system: str = "nomod"
-
-
-def _env_name(stack: dict, taken: dict[str, tuple]) -> str:
-    """The family's name, unless another installation of it took it: then with the version."""
-    key = (stack["family"], stack["cc"])
-    for name in (stack["family"], f"{stack['family']}-{stack['version']}"):
-        name = re.sub(r"[^\w-]", "_", name)
-        if taken.setdefault(name, key) == key:
-            return name
-    return re.sub(r"[^\w-]", "_", f"{stack['family']}-{len(taken)}")
 
 
 def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str], list, str]:
@@ -140,7 +131,8 @@ def build(site: Site, parts: list[Partition], reports: dict[str, tuple[Job, dict
             if isinstance(env, str):
                 site.undecided.append(env)
                 continue
-            name = _env_name(stack, taken)
+            name = environment_name(stack["family"], stack["version"],
+                                    (stack["family"], stack["cc"]), taken)
             key = f"{name}\n{pprint.pformat(env)}"
             envs.setdefault(key, {"name": name, "target_systems": [], **env})
             envs[key]["target_systems"].append(target)
