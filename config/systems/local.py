@@ -11,6 +11,8 @@ time-limited commands), never assumed:
 * Open MPI and MPICH installed from PyPI into prefixes of their own
   (``.venv-openmpi5``, ``.venv-mpich5`` in the checkout, or the prefixes
   ``$SENTINEL_MPI_PREFIXES`` names), with the libfabric and UCX they bundle;
+  an installation that builds for the MPI standard ABI (MPICH 5's
+  ``mpicc_abi``, ``libmpi_abi``) gets a second environment, ``<name>-abi``;
 * Intel MPI installed from PyPI's impi-devel in its own venv: ``.venv-impi``
   in the checkout or ``$SENTINEL_INTEL_MPI_ROOT``;
 * OSU Micro-Benchmarks built with one of them: ``$SENTINEL_OSU_OPENMPI``,
@@ -119,7 +121,20 @@ def _environment(stack: detect.MpiStack) -> dict:
     }
 
 
+def _abi_environment(stack: detect.MpiStack) -> dict:
+    """The installation's builds for the MPI standard ABI: ``<name>-abi``, feature ``mpi-abi``.
+
+    The same MPI and transports; the benchmarks built with its ``mpicc_abi``
+    link ``libmpi_abi``, and each run's linkage check requires that library.
+    """
+    native = _environment(stack)
+    return {**native, "name": f"{stack.name}-abi", "cc": stack.abi_cc,
+            "cxx": stack.abi_cxx, "features": [*native["features"], "mpi-abi"],
+            "extras": {**native["extras"], "mpi_abi": True}}
+
+
 environments = [_environment(s) for s in _stacks]
+environments += [_abi_environment(s) for s in _stacks if s.abi_cc]
 for _stack in _stacks:  # a transport left out is said, never silently untested
     for _why in _stack.dropped:
         print(f"mpi-sentinel: {_stack.name}: not tested here: {_why}", file=sys.stderr)

@@ -6,6 +6,9 @@
   the run must fail naming the netmod MPICH really used.
 * ``mpich-wrong-cc``: MPICH whose C compiler is Open MPI's wrapper; the
   linkage check must name the Open MPI library the binary runs with.
+* ``mpich5-forced-ofi``: MPICH 5 (ucx and ofi netmods) whose site launcher
+  options force the ofi netmod while it declares ``ucx-sm``; the run must
+  fail naming the netmod requested and the one MPICH ran.
 """
 
 import copy
@@ -22,7 +25,7 @@ def _liar(base: str, name: str, features: list[str], extras: dict, **fields) -> 
         return
     env = copy.deepcopy(_envs[base])
     env.update(fields)
-    env.update(name=name, features=["mpi", base, *features])
+    env.update(name=name, features=["mpi", env["extras"]["mpi_family"], *features])
     env["extras"] = {**env.get("extras", {}), **extras}
     site_configuration["environments"].append(env)
     _partition["environs"].append(name)
@@ -32,3 +35,6 @@ _liar("openmpi", "openmpi-forced", ["ucx-sm"],
       {"launcher_options": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]})
 _liar("mpich", "mpich-claims-ofi", ["ofi-tcp"], {})
 _liar("mpich", "mpich-wrong-cc", ["ucx-sm"], {}, cc="mpicc.openmpi")
+# with SENTINEL_MPI_PREFIXES naming PyPI's MPICH 5 (both netmods in one library)
+_liar("mpich-5_0", "mpich5-forced-ofi", ["ucx-sm"],
+      {"launcher_options": ["-genv", "MPIR_CVAR_CH4_NETMOD", "ofi"]})

@@ -47,7 +47,8 @@ _WAIT_IN_KERNEL = {"openmpi": [["OMPI_MCA_mpi_yield_when_idle", "1"]],
                    "intelmpi": [["I_MPI_WAIT_MODE", "1"]]}
 for _env in site_configuration["environments"]:
     if "local:slurm-net" in _env.get("target_systems", []):
-        _env["env_vars"] = [*_env.get("env_vars", []), *_WAIT_IN_KERNEL.get(_env["name"], [])]
+        _env["env_vars"] = [*_env.get("env_vars", []),
+                            *_WAIT_IN_KERNEL.get(_env["extras"]["mpi_family"], [])]
 
 # A test's extra launcher options on the rig (a wrapper's or a site's
 # launcher_options, the traps of tests/integration/test_rig_local.py).

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import MPI_PREFIXES, ROOT
 from tests.integration.conftest import QUICK, need_environ, need_stack, reframe
 
 pytestmark = pytest.mark.integration
@@ -106,6 +106,17 @@ def test_forced_transport_is_caught_by_verification(tmp_path):
     assert tc["result"] == "fail"
     assert ("transport openmpi/ucx-sm not verified: requested pml=ucx, the run selected "
             "pml=ob1") in tc["fail_reason"]
+
+
+def test_a_run_that_took_the_other_netmod_fails_naming_both(tmp_path):
+    need_stack("mpich5")
+    run = reframe([*QUICK, "-n", "MatchingCheck.*transport=ucx-sm", "-p", "mpich5-forced-ofi",
+                   "-r"], tmp_path, config=ROOT / "tests" / "config" / "negative.py",
+                  env={"SENTINEL_MPI_PREFIXES": MPI_PREFIXES}, checks=("matching.py",))
+    tc = run.case("MatchingCheck", environ="mpich5-forced-ofi", mapping="core")
+    assert tc["result"] == "fail"
+    assert ("transport mpich/ucx-sm not verified: requested netmod=ucx, the run selected "
+            "netmod=ofi") in tc["fail_reason"], tc["fail_reason"]
 
 
 def test_transport_the_mpi_lacks_fails_with_the_reason(tmp_path):

@@ -100,7 +100,7 @@ def test_provenance_from_what_the_job_and_build_left(offline):
     assert found["mpi_library"] == "libmpich.so.12 => /lib/x86_64-linux-gnu/libmpich.so.12"
     assert found["ucx"] == "1.13.1"  # logged by UCX itself: no ucx_info on PATH there
     assert found["libfabric"] == "1.17.0"
-    assert found["transport_env"] == "UCX_TLS=sm,self"
+    assert found["transport_env"] == "MPIR_CVAR_CH4_NETMOD=ucx UCX_TLS=sm,self"
     assert (found["kernel"], found["cpu"]) == ("6.18.44-fc-v782", "AMD EPYC")
     assert found["nodes"]  # the (dry-run) job's node list, else the node's name
     # Offline nothing was compiled: the build recorded no compiler.

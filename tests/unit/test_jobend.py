@@ -182,3 +182,11 @@ def test_the_benchmark_s_own_words_come_before_the_launcher_s_cleanup():
         "a rank died of signal 1 (Hangup)"]
     # without the benchmark's words, the launcher's are the cause
     assert job_end_causes(stdout, "ring") == ["a rank died of signal 1 (Hangup)"]
+
+
+def test_slurms_pmi2_server_rejecting_the_mpis_request_is_named_first():
+    causes = _causes("mpich5-srun-pmi2-request.txt")
+    assert causes[0] == ("Slurm's PMI-2 server could not parse a request of the MPI's PMI-2 "
+                         "client (srun --mpi=pmi2: value not properly terminated in client "
+                         "request)")
+    assert causes[1].startswith('MPI_Init failed: "ucx function returned with failed status')

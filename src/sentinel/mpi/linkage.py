@@ -11,6 +11,11 @@ each implementation embeds, read from the path ``ldd`` resolved. The soname
 decides only when that file cannot be read here (a path local to compute
 nodes). A binary with no MPI library in ``ldd`` (static MPI) is identified
 from its own bytes.
+
+A binary built for the MPI standard ABI (MPI 5.0; MPICH 5's ``mpicc_abi``)
+links ``libmpi_abi.so.1``, which any implementation may provide: its family
+is told by the version string alone, and such a binary must run with that
+library, not a native one.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ MARKERS: tuple[tuple[str, bytes], ...] = (
 #: Families the MPICH ABI soname (``libmpi.so.12``) can belong to.
 MPICH_ABI = ("mpich", "intelmpi")
 
-_MPI_LIB = re.compile(r"^(libmpi(?:ch|_cray|_intel)?\.so(?:\.\d+)*)$")
+_MPI_LIB = re.compile(r"^(libmpi(?:ch|_cray|_intel|_abi)?\.so(?:\.\d+)*)$")
+#: The soname of the MPI standard ABI's library.
+ABI_SONAME = "libmpi_abi.so"
 _LDD_LINE = re.compile(r"^\s*(\S+)\s+=>\s+(.*?)\s*(?:\(0x[0-9a-f]+\))?\s*$")
 
 
@@ -111,10 +118,13 @@ def identify(soname: str, path: str | None) -> Linkage:
     return Linkage(soname, None, None, "not found at run time")
 
 
-def linkage_problems(family: str, ldd_text: str, executable: str) -> tuple[str, list[str]]:
+def linkage_problems(family: str, ldd_text: str, executable: str,
+                     abi: bool = False) -> tuple[str, list[str]]:
     """Check that ``executable`` runs with ``family``'s MPI.
 
-    Returns a description of what was found and the problems (empty: verified).
+    ``abi``: the binary was built for the MPI standard ABI, and must run
+    with ``family``'s ``libmpi_abi``. Returns a description of what was found
+    and the problems (empty: verified).
     """
     if "not a dynamic executable" in ldd_text or "statically linked" in ldd_text:
         return _static(family, executable)
@@ -126,8 +136,19 @@ def linkage_problems(family: str, ldd_text: str, executable: str) -> tuple[str, 
         if "=>" not in ldd_text:
             return "nothing", [f"ldd could not inspect {executable}: {first}"]
         return _static(family, executable)
-    issues = [_problem(family, lib) for lib in libs]
+    issues = [_problem(family, lib) for lib in libs] + _abi_problems(abi, libs)
     return "; ".join(lib.describe() for lib in libs), [i for i in issues if i]
+
+
+def _abi_problems(abi: bool, libs: list[Linkage]) -> list[str]:
+    """A standard-ABI binary must run with an ABI library, and a native one without."""
+    native = [lib.soname for lib in libs if not lib.soname.startswith(ABI_SONAME)]
+    if abi and native:
+        return [f"built for the MPI standard ABI, but it runs with the native "
+                f"{', '.join(native)}"]
+    if not abi and len(native) < len(libs):
+        return [f"the environment builds natively, but the binary runs with {ABI_SONAME}"]
+    return []
 
 
 def _problem(family: str, lib: Linkage) -> str | None:

@@ -224,8 +224,12 @@ def _ofi_interface(provider: str) -> tuple[str, ...]:
 def _mpich() -> list[Transport]:
     probe = {"MPIR_CVAR_DEBUG_SUMMARY": "1"}
 
+    # A build with both netmods (MPICH 5 from PyPI: ch4:ucx ofi) takes the one
+    # named; one with a single netmod ignores the variable, and its log tells
+    # which it ran.
     def ucx(tls: str, on: str = "") -> Transport:
-        return _ucx("mpich", tls, on or tls, {}, probe, {"netmod": "ucx"})
+        return _ucx("mpich", tls, on or tls, {"MPIR_CVAR_CH4_NETMOD": "ucx"}, probe,
+                    {"netmod": "ucx"})
 
     def ofi(provider: str) -> Transport:
         path = f"ofi:{provider}"
@@ -312,6 +316,16 @@ def lookup(family: str, name: str) -> Transport:
         f"unknown transport {name!r} for {family} (known: {', '.join(known)}; "
         f"over an interface: <name>-<interface> for {', '.join(over_ip)})"
     )
+
+
+def current_name(name: str) -> str:
+    """A transport's name in the current version of its MPI.
+
+    Open MPI 5 renamed the shared-memory BTL ``vader`` to ``sm`` (the same
+    component: Open MPI 5.0's release notes): Open MPI 4's ``ob1-vader``
+    and 5's ``ob1-sm`` are one transport when versions are compared.
+    """
+    return name.replace("ob1-vader", "ob1-sm")
 
 
 def resolve(key: str) -> Transport:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 #: How the cause of a Slurm time-limit kill begins.
 TIME_LIMIT_KILL = "the job hit its time limit"
+#: How the end of a job says Slurm's PMI-2 server rejected the MPI's request.
+PMI2_REQUEST = "Slurm's PMI-2 server could not parse a request of the MPI's PMI-2 client"
 
 #: How the cause of ranks left in MPI_Finalize until a kill ends.
 FINALIZE_HANG = "so the ranks hung in MPI_Finalize"
@@ -69,6 +71,11 @@ CAUSES: tuple[tuple[re.Pattern, str], ...] = _table((
      r'Open MPI has no \1 component "\2" (or cannot open it)'),
     (r"It looks like MPI_INIT failed for some reason;[\s\S]{0,1000}?"
      r"\n  (\S[^\n]*\S)\n  --> ([^\n]*\S)", r'MPI_Init failed in Open MPI: "\1" (\2)'),
+    # Slurm's PMI-2 server (22.05) reading a request of the MPI's PMI-2 client
+    # it cannot parse (MPICH 5.0.2's, once in four runs across two nodes here)
+    (r"slurmstepd\S*: error: mpi/pmi2: (value not properly terminated in client request|"
+     r"invalid client request)",
+     PMI2_REQUEST + r" (srun --mpi=pmi2: \1)"),
     (_ERROR_STACK, r'\1 failed: "\2"'),
     # sb_finalize's watchdog: the results were out, the shutdown deadlocked
     (rf"\b({'|'.join(BENCH_PROGRAMS)}): error: rank (\d+): MPI_Finalize did not return "

@@ -7,6 +7,7 @@
     sentinel baseline [--db FILE] [--window K] [--min-sessions N] [--min-span 48h] [--floor F]
     sentinel accept --test REGEX [--variable NAME] --by WHO --why TEXT
     sentinel changes [--db FILE] [--mode nightly] [--pvalue P] [--min-shift F] [--variables RE]
+    sentinel upgrade OLD NEW --partition SYS:PART [--tolerance 0.05] [--db FILE] [--mode M]
     sentinel init --name SITE [--out FILE] [--force] [--dry-run] [--from DIR] [--keep DIR]
     sentinel vet --system SYS:PART [--drain | --recheck [--resume]] [-- reframe args]
     sentinel health --system SYS:PART [--node NAME] [--drain] [-- reframe args]
@@ -28,6 +29,11 @@ accepted a level change and why: :mod:`sentinel.results.baseline.command`.
 
 ``changes`` prints the change points of the headline variables over the
 sessions of the results database (see :mod:`sentinel.results.changes`).
+
+``upgrade`` compares two environments of one partition (the default MPI and
+the next version) over the stored sessions that ran both: per transport a
+line (no worse, better, worse naming the variables, or unresolved), per
+verdict variable the ratio with its interval (:mod:`sentinel.results.upgrade`).
 
 ``report`` writes ``sentinel-report.html`` (self-contained), ``.json`` and
 ``.csv`` under ``<output>/reports`` from the given run reports (default: the
@@ -69,7 +75,7 @@ from pathlib import Path
 
 from sentinel.errors import SentinelError
 from sentinel.paths import output_dir, references_dir, reframe_command, repo_root, results_db
-from sentinel.results import calibrate, changes, plan, report
+from sentinel.results import calibrate, changes, plan, report, upgrade
 from sentinel.results.baseline import command as baseline
 from sentinel.results.metrics import command as metrics
 from sentinel.results.metrics import dashboard
@@ -123,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_parser(sub)
     baseline.add_parsers(sub)
     _changes_parser(sub)
+    _upgrade_parser(sub)
     site_init.add_parser(sub)
     vet.add_parser(sub)
     health.add_parser(sub)
@@ -152,6 +159,23 @@ def _changes_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", default=None,
                    help="only the sessions run in this mode (--session-extras=mode=..., "
                         "as the nightly mode marks its sessions), e.g. nightly")
+
+
+def _upgrade_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("upgrade", help="what changes if environment NEW replaces OLD: per "
+                                       "transport a verdict, per variable a ratio with its "
+                                       "interval, over the stored sessions that ran both")
+    p.add_argument("old", help="the environment in use, e.g. openmpi")
+    p.add_argument("new", help="the environment that would replace it, e.g. openmpi-5_0")
+    p.add_argument("--partition", required=True, help="system:partition, e.g. local:cpu")
+    p.add_argument("--tolerance", type=float, default=upgrade.TOLERANCE,
+                   help=f"a relative change within it is no change (default "
+                        f"{upgrade.TOLERANCE})")
+    p.add_argument("--db", type=Path, default=None,
+                   help="results database (default $SENTINEL_RESULTS_DB or "
+                        "<output>/var/results.db)")
+    p.add_argument("--mode", default=None,
+                   help="only the sessions run in this mode (--session-extras=mode=...)")
 
 
 def _plan_parser(sub: argparse._SubParsersAction) -> None:
@@ -386,11 +410,31 @@ def changes_command(args: argparse.Namespace) -> int:
     return 1 if inputs.problems else 0
 
 
+def upgrade_command(args: argparse.Namespace) -> int:
+    """Print the upgrade comparison; 1 when a transport is worse or a session unreadable."""
+    if ":" not in args.partition:
+        raise SentinelError(f"--partition {args.partition!r}: give system:partition")
+    db = args.db or results_db()
+    if not db.exists():
+        raise SentinelError(f"{db}: no results database (run reframe first)")
+    inputs = Inputs()
+    load_history(db, inputs, headline_only=True, with_judged=True)
+    for problem in inputs.problems:
+        print(f"sentinel upgrade: left out: {problem}", file=sys.stderr)
+    history = [s for s in inputs.history if args.mode is None or s[0].get("mode") == args.mode]
+    found = upgrade.compare(history, args.old, args.new, args.partition, args.tolerance)
+    for line in found.lines():
+        print(line)
+    worse = any(r.verdict == "worse" for p in found.pairs for r in p.ratios)
+    return 1 if worse or inputs.problems else 0
+
+
 _COMMANDS = {"calibrate": calibrate_command, "report": report_command, "plan": plan_command,
              "changes": changes_command, "baseline": baseline.baseline_command,
              "accept": baseline.accept_command, "init": site_init.init_command,
              "vet": vet.vet_command, "health": health.health, "metrics": metrics.metrics_command,
-             "notify": notify.notify_command, "dashboard": dashboard.dashboard_command}
+             "notify": notify.notify_command, "dashboard": dashboard.dashboard_command,
+             "upgrade": upgrade_command}
 
 
 def main(argv: list[str] | None = None) -> int:

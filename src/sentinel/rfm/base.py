@@ -356,7 +356,8 @@ class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Proven
         with open(path, errors="replace") as fp:
             text = fp.read()
         family = self.transport_info.family
-        self.mpi_linkage, issues = linkage_problems(family, text, self.executable)
+        abi = "mpi-abi" in self.current_environ.features
+        self.mpi_linkage, issues = linkage_problems(family, text, self.executable, abi)
         if issues:
             raise SentinelError(f"MPI linkage of {self.executable}: " + "; ".join(issues))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -35,11 +36,19 @@ def cpu_topology() -> dict:
     return cpuinfo.cpuinfo()
 
 
+def _no_core_dump() -> None:
+    """A probe that crashes leaves no core file in the caller's directory.
+
+    The system's ``ucx_info`` crashes reading the newer UCX an MPI bundles.
+    """
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def run_command(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     """Exit status and output (stdout, then stderr) of ``cmd`` within 20 s; 127: not run."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=20,
-                           env={**os.environ, **(env or {})})
+                           env={**os.environ, **(env or {})}, preexec_fn=_no_core_dump)
     except (OSError, subprocess.TimeoutExpired) as err:
         return 127, str(err)
     return p.returncode, p.stdout + p.stderr
@@ -116,6 +125,10 @@ class MpiStack:
     #: The environment's name (:func:`sentinel.site.names.environment_name`);
     #: set by :func:`local_stacks`.
     name: str = ""
+    #: The wrappers that build for the MPI standard ABI (``libmpi_abi``), C and
+    #: C++; "" when the installation has none.
+    abi_cc: str = ""
+    abi_cxx: str = ""
 
 
 def ucx_transports(dropped: list[str], env: dict[str, str] | None = None) -> list[str]:
@@ -267,7 +280,19 @@ def mpich(launchers: Path, place: Place = Place()) -> MpiStack | None:
     return MpiStack("mpich", ver.group(1), cc,
                     place.launcher_dir(launchers, "mpich", "mpiexec.mpich", "mpiexec"),
                     transports, notes=notes, dropped=dropped,
-                    cxx=place.find("mpicxx.mpich", "mpicxx") or "")
+                    cxx=place.find("mpicxx.mpich", "mpicxx") or "", **standard_abi(cc))
+
+
+def standard_abi(cc: str) -> dict[str, str]:
+    """The installation's wrappers for the MPI standard ABI, beside ``cc`` (MPICH 5: ``mpicc_abi``).
+
+    Found only where the library is too (``lib/libmpi_abi.so*`` of the prefix).
+    """
+    bindir = Path(cc).parent
+    abi_cc = shutil.which("mpicc_abi", path=str(bindir))
+    if abi_cc is None or not any((bindir.parent / "lib").glob("libmpi_abi.so*")):
+        return {}
+    return {"abi_cc": abi_cc, "abi_cxx": shutil.which("mpicxx_abi", path=str(bindir)) or ""}
 
 
 #: The detection of each family at a place.

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sentinel.errors import SentinelError
 from sentinel.results.report.load import Case, Inputs, Variable
 from sentinel.results.report.tables import (
     Acceptance,
@@ -305,6 +306,40 @@ def _unresolved(cases: list[Case]) -> list[Group]:
     return [Group(f"unresolved: {key}", "INFO", lines) for key, lines in sorted(by.items())]
 
 
+#: How the summary reads each upgrade verdict.
+_UPGRADE_READS = {"worse": "FAIL", "unresolved": "INCOMPLETE", "better": "PASS",
+                  "no worse": "PASS"}
+
+
+def _upgrades(inputs: Inputs) -> list[Group]:
+    """Per second version the newest session ran beside its family's default: its verdict."""
+    from sentinel.results import upgrade  # it reads this package's loader
+
+    here = {(c.where, c.name): c for c in inputs.cases}
+    groups = []
+    for partition, old, new in upgrade.candidates([c for c in inputs.cases
+                                                   if c.result != "skip"]):
+        title = (f"{'standard ABI' if new.endswith('-abi') else 'upgrade'} {old} -> {new} "
+                 f"on {partition}")
+        try:
+            found = upgrade.compare(inputs.history, old, new, partition)
+        except SentinelError as err:
+            groups.append(Group(title, "INCOMPLETE", [Line(str(err), "summary", "INCOMPLETE")]))
+            continue
+        group = Group(f"{title} ({len(found.sessions)} stored sessions ran both; goodness "
+                      "new/old, above 1 better, median [interval])", "PASS")
+        for pair in found.pairs:
+            word = pair.line(found.tolerance).split(":")[0].split(" within")[0]
+            case = here.get((f"{partition}+{old}", pair.test))
+            group.lines.append(Line(f"{pair.check} {pair.transport} {pair.mapping}: "
+                                    f"{pair.line(found.tolerance)}",
+                                    case_id(case) if case else "summary", _UPGRADE_READS[word]))
+        reads = {line.verdict for line in group.lines}
+        group.verdict = next((v for v in ("FAIL", "INCOMPLETE") if v in reads), "PASS")
+        groups.append(group)
+    return groups
+
+
 def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     """The summary of the newest run report, against the previous comparable session."""
     from sentinel.results import changes  # the module reads this package's loader
@@ -319,7 +354,7 @@ def summarise(inputs: Inputs, acc: Acceptance, found: list[Change]) -> Summary:
     new, still, fixed, gone = _case_groups(inputs.cases, previous[1] if previous else None,
                                            folded)
     host, quiet = _host(slowed)
-    changed = [host, new, _requirements(acc, folded),
+    changed = [*_upgrades(inputs), host, new, _requirements(acc, folded),
                _change_points(named, inputs.cases),
                _fabric(inputs.cases), _vetting(inputs.cases), still, fixed, gone,
                _level_changes(inputs.cases), quiet, _fabric(inputs.cases, "cleared")]
