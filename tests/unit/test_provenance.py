@@ -125,7 +125,8 @@ def test_the_variables_that_select_a_transport():
     exported = {**t.run_env(), "OMPI_MCA_pml_ucx_tls": "any", "OTHER": "x"}
     assert t.selection(exported) == ("OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_devices=any "
                                      "OMPI_MCA_pml_ucx_tls=any UCX_TLS=sm,self")
-    assert CATALOGUE["mpich/ucx-tcp"].selection({}) == "MPIR_CVAR_CH4_NETMOD=<unset> UCX_TLS=<unset>"
+    assert CATALOGUE["mpich/ucx-tcp"].selection({}) == (
+        "MPIR_CVAR_CH4_NETMOD=<unset> UCX_TLS=<unset>")
 
 
 def test_what_spack_installed(tmp_path):

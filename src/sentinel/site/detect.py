@@ -147,12 +147,13 @@ def ucx_transports(dropped: list[str], env: dict[str, str] | None = None) -> lis
             "ucx_info is not on PATH (Debian: apt install ucx-utils)" if not info else
             f"ucx_info -d failed (exit {rc})" if rc != 0 and not env else
             f"the system's ucx_info cannot read the UCX this MPI bundles (ucx_info -d with "
-            f"{env['LD_LIBRARY_PATH'].split(':')[0]}: exit {rc}, {_last_line(out)})"))
+            f"{env['LD_LIBRARY_PATH'].split(':')[0]}: exit {rc}, {last_line(out)})"))
         return ["ucx-sm", "ucx-tcp"]
     return [f"ucx-{c}" for c, names in UCX_CLASSES.items() if names & present]
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last non-blank line of a command's output, stripped; ``no output`` if none."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no output"
 

@@ -83,15 +83,10 @@ def mpi_modules(init: str, problems: list[str]) -> list[str]:
     """The modules whose name is an MPI's, full names (``openmpi/4.1.4``), latest last."""
     rc, out = _shell(init, "module -t avail 2>&1", 60)
     if rc != 0:
-        problems.append(f"module -t avail failed (exit {rc}): {_last(out)}")
+        problems.append(f"module -t avail failed (exit {rc}): {detect.last_line(out)}")
         return []
     names = parse_module_avail(out)
     return [n for n in names if "/" in n and MPI_MODULE.match(n.split("/", 1)[0])]
-
-
-def _last(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else "no output"
 
 
 def _key(stack: dict) -> tuple[str, str]:
@@ -105,7 +100,7 @@ def _child_stacks(init: str | None, prepare: str, what: str,
     commands = f"{prepare} || exit 97\nexec {me}"
     rc, out = _shell(init or "/dev/null", commands, MODULE_TIMEOUT)
     if rc == 97:
-        problems.append(f"{what}: does not load: {_last(out)}")
+        problems.append(f"{what}: does not load: {detect.last_line(out)}")
         return []
     try:
         found = json.loads(out[out.index("{"):out.rindex("}") + 1]) if rc == 0 else None
@@ -113,7 +108,7 @@ def _child_stacks(init: str | None, prepare: str, what: str,
         found = None
     if not isinstance(found, dict):
         problems.append(f"{what}: detection in its environment failed (exit {rc}): "
-                        f"{_last(out)}")
+                        f"{detect.last_line(out)}")
         return []
     problems += [f"{what}: {p}" for p in found.get("problems", [])]
     return found.get("stacks", [])
@@ -193,7 +188,7 @@ def spack_stacks(base: list[dict], problems: list[str]) -> list[dict]:
     rc, out = detect.run_command([spack, "find", "--format", "{name}@{version} {prefix}",
                                   *SPACK_MPIS])
     if rc != 0 and "No package matches" not in out:
-        problems.append(f"spack find failed (exit {rc}): {_last(out)}")
+        problems.append(f"spack find failed (exit {rc}): {detect.last_line(out)}")
         return []
     seen = {_key(s) for s in base}
     stacks = []
