@@ -433,12 +433,13 @@ def path_stacks() -> list[MpiStack]:
 
     Unlike :func:`local_stacks`, no install location is assumed: what a
     compute node's discovery job reports (``sentinel.site.discover``). The
-    generic ``mpicc`` first on PATH comes first: in a module's shell, the
-    module's MPI.
+    distribution's suffixed installations come first (the same wrapper
+    reached by its generic name is the same installation); then the MPI of
+    the generic ``mpicc`` first on PATH: in a module's shell, the module's.
     """
     with ThreadPoolExecutor(4) as pool:
-        found = [pool.submit(on_path, launchers_dir()), pool.submit(openmpi, launchers_dir()),
-                 pool.submit(mpich, launchers_dir()), pool.submit(intelmpi_on_path)]
+        found = [pool.submit(openmpi, launchers_dir()), pool.submit(mpich, launchers_dir()),
+                 pool.submit(on_path, launchers_dir()), pool.submit(intelmpi_on_path)]
         return _distinct([f.result() for f in found])
 
 
