@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.analysis.variables import HIGHER, spec_of
+from sentinel.parsers.jobend import OB1_INIT_RACE, PMI2_REQUEST
 from sentinel.results.verdicts import attempts, earlier, last_attempts, verdicts
 from sentinel.site import detect
 from tests.conftest import MPI_PREFIXES, ROOT
@@ -24,8 +25,14 @@ QUICK = ["--mode", "quick"]
 
 #: Why the tests that retry do: Open MPI 4.1.4's TCP BTL crashing right after
 #: it connects (tests/data/joberr/openmpi-series-segfault.txt), about 2 runs in
-#: 10 on the namespaced nodes.
-OMPI_TCP_CRASH = r"Segmentation fault|signal 11"
+#: 10 on the namespaced nodes; Open MPI 5.0.11's ob1 crashing on a message
+#: in MPI_Init under srun (openmpi5-ob1-init-race.txt; docs/slurm.md), whose
+#: failure may name only the ranks srun then killed.
+OMPI_TCP_CRASH = r"Segmentation fault|signal 11|" + re.escape(OB1_INIT_RACE)
+#: Slurm 22.05's PMI-2 server splitting a long PMI-1 ``put`` of MPICH 5.0.2
+#: (tests/data/joberr/mpich5-srun-pmi2-request.txt; docs/slurm.md): a retry
+#: launches it again.
+SLURM_PMI_REJECT = re.escape(PMI2_REQUEST)
 #: The retries of the tests that retry for :data:`OMPI_TCP_CRASH`: two, as
 #: a case then fails only when three launches in a row crash (about 1 in
 #: 100 at 2 in 10 each); with one retry, both attempts of the rig series'

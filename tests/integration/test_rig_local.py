@@ -21,16 +21,18 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.parsers.jobend import FINALIZE_HANG
+from sentinel.parsers.jobend import FINALIZE_HANG, OB1_INIT_RACE, PMI2_REQUEST
+from sentinel.results.vet.blame import CHECK, blame
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
 from tests.cluster import slurm
 from tests.cluster.topology import NodeShape
-from tests.conftest import ROOT
+from tests.conftest import MPI_PREFIXES, ROOT
 from tests.integration.conftest import (
     OMPI_TCP_CRASH,
     QUICK,
     RETRY_CRASH,
+    SLURM_PMI_REJECT,
     Started,
     build_bench,
     mpi_env,
@@ -190,9 +192,21 @@ def test_shared_memory_forced_across_nodes_is_named(rig, tmp_path):
 PAIRS = {"openmpi": ("ob1-vader+tcp", "ob1-vader"), "mpich": ("ucx-sm+tcp", "ucx-sm"),
          "intelmpi": ("shm-ofi-tcp", "shm")}
 SERIES_TRANSPORTS = ",".join(f"{family}/{t}" for family, pair in PAIRS.items() for t in pair)
+#: Today's MPIs (PyPI's Open MPI 5.0 and MPICH 5.0, each environment by its
+#: name) and theirs: Open MPI 5 calls its shared-memory BTL ``sm``.
+CURRENT = {"openmpi-5_0": ("ob1-sm+tcp", "ob1-sm"), "mpich-5_0": ("ucx-sm+tcp", "ucx-sm")}
+CURRENT_TRANSPORTS = ",".join(f"{env.split('-')[0]}/{t}" for env, pair in CURRENT.items()
+                              for t in pair)
 #: What each pair's transport_selected must show: both levels.
 BOTH_LEVELS = {"ob1-vader+tcp": ("btl_on_node=vader", "btl_off_node=tcp"),
+               "ob1-sm+tcp": ("btl_on_node=sm", "btl_off_node=tcp"),
                "ucx-sm+tcp": ("sysv", "tcp"), "shm-ofi-tcp": ("fabrics=shm:ofi", "ofi=tcp")}
+
+
+#: Today's MPIs' known failures of a launch under srun, a fault of the
+#: library or of Slurm (docs/slurm.md): a case that still fails so after its
+#: retry must say so and blame no node; each MPI's pair still passes elsewhere.
+KNOWN_LAUNCH_FAILURES = {"openmpi-5_0": OB1_INIT_RACE, "mpich-5_0": PMI2_REQUEST}
 
 
 #: MPICH's production pair, whose every launch between nodes hangs in
@@ -210,12 +224,16 @@ def _series(conf: Path, out: Path) -> list:
     of each node, one CPU of this host for all of them, where MPICH takes
     minutes; the model of a pair is judged offline (test_checks_offline.py).
     A shutdown that hangs (MPICH's) is stopped after 8 s, not 60
-    (conftest's FINALIZE_TIMEOUT). Two sessions side by side, Slurm sharing
+    (conftest's FINALIZE_TIMEOUT). Three sessions side by side, Slurm sharing
     the nodes between their jobs as between one session's: :data:`HANGS`
-    without retries, and every other transport, retrying Open MPI's TCP
-    crash once.
+    without retries; every other transport of the distribution's MPIs and
+    Intel MPI; today's MPIs (:data:`CURRENT`, in the PyPI prefixes). The
+    last two retry the known failures of a launch, and only those (Open MPI
+    4's TCP BTL, Open MPI 5's race in MPI_Init, Slurm's PMI-2 server
+    splitting MPICH 5's request: docs/slurm.md).
     """
     others = ",".join(t for t in SERIES_TRANSPORTS.split(",") if t != HANGS)
+    current = [x for env in CURRENT for x in ("-p", f"{env}$")]
     started = [_start_on_rig(conf, out / name, [
         *QUICK, *extra,
         *(x for check in ("RingCheck", "JacobiCheck", "CollectivesCheck")
@@ -228,12 +246,15 @@ def _series(conf: Path, out: Path) -> list:
         "-S", "time_limit=3m",
         "-n", "^(RingCheck|CollectivesCheck).*mapping=core|"
               "^JacobiCheck.*mapping=socket.*mode=pure"],
-        ("ring.py", "jacobi.py", "collectives.py"))
-        for name, transports, extra in (("hangs", HANGS, ["-p", "mpich$", "--max-retries=0"]),
-                                        ("series", others, [RETRY_CRASH]))]
+        ("ring.py", "jacobi.py", "collectives.py"), env)
+        for name, transports, extra, env in (
+            ("hangs", HANGS, ["-p", "mpich$", "--max-retries=0"], None),
+            ("series", others, [RETRY_CRASH], None),
+            ("current", CURRENT_TRANSPORTS, [*current, RETRY_CRASH],
+             {"SENTINEL_MPI_PREFIXES": MPI_PREFIXES}))]
     runs = [session.wait() for session in started]
     for run in runs:
-        run.assert_retries(OMPI_TCP_CRASH)
+        run.assert_retries(f"{OMPI_TCP_CRASH}|{SLURM_PMI_REJECT}")
     return runs
 
 
@@ -245,7 +266,7 @@ SPANS = {"RingCheck": "lap_N{n}", "JacobiCheck": "efficiency_N{n}",
 def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_one(rig, tmp_path):
     runs = _series(rig, tmp_path)
     per_node = SHAPE.cpus
-    ran = set()
+    ran, passed = set(), set()
     for check, variable in SPANS.items():
         for tc, output in ((tc, r.output) for r in runs for tc in r.cases(check)):
             if tc["result"] == "skip":
@@ -254,6 +275,14 @@ def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_on
                     tc.get("skip_reason") or ""), (tc["display_name"], tc.get("skip_reason"))
                 continue
             ran.add((check, tc["environ"]))
+            known = KNOWN_LAUNCH_FAILURES.get(tc["environ"])
+            if tc["result"] == "fail" and known and known in tc["fail_reason"]:
+                # still met after its retry: named, and no fault of the node
+                assert blame(tc).fault == CHECK, tc["fail_reason"]
+                print("known launch failure:", tc["display_name"], tc["fail_reason"])
+                continue
+            if tc["transport"] in BOTH_LEVELS and tc["result"] == "pass":
+                passed.add(tc["environ"])
             hosts = {h for h, _ in _affinity(tc).values()}
             values = {k.split(":")[-1] for k in tc["perfvalues"]}
             if tc["transport"] in BOTH_LEVELS:  # a pair: 1, 2 and 4 nodes, both paths proven
@@ -274,8 +303,10 @@ def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_on
                        f"node of the {NODES} asked" in tc["span_note"]
                 assert variable.format(n=2 * per_node) not in values
             assert tc["result"] == "pass", tc.get("fail_reason") or output[-3000:]
-    assert {(check, e) for check in ("RingCheck", "JacobiCheck") for e in PAIRS} <= ran
+    assert {(check, e) for check in ("RingCheck", "JacobiCheck")
+            for e in (*PAIRS, *CURRENT)} <= ran
     assert ("CollectivesCheck", "intelmpi") in ran
+    assert set(CURRENT) <= passed, passed
 
 
 #: The whole nightly over the rig takes about 40 minutes on this 2-CPU host.

@@ -65,6 +65,20 @@ def test_a_rank_killed_by_a_signal_is_the_nodes_fault(name):
     assert blame(tc).fault == NODE, causes
 
 
+def test_open_mpis_own_init_race_is_not_the_nodes_fault():
+    # the same segfault, with the backtrace that shows ob1 matching a message in MPI_Init
+    text = (DATA / "joberr" / "openmpi5-ob1-init-race.txt").read_text()
+    causes = job_end_causes(text, "jacobi", launches=4)
+    tc = {"result": "fail", "fail_phase": "sanity",
+          "fail_reason": "sanity error: the job ended abnormally: " + "; ".join(causes)}
+    found = blame(tc)
+    assert found.fault == CHECK and "race of its own" in found.cause, causes
+    # without the backtrace, the kill alone is the node's
+    srun_only = "\n".join(line for line in text.splitlines() if line.startswith("srun"))
+    causes = job_end_causes(srun_only, "jacobi", launches=4)
+    assert blame({**tc, "fail_reason": "; ".join(causes)}).fault == NODE, causes
+
+
 @pytest.mark.parametrize(("tc", "said"), [
     ({"fail_phase": "compile", "fail_reason": "build job failed"}, "before measuring"),
     ({"fixture": True, "fail_phase": "sanity", "fail_reason": "x"}, "before measuring"),

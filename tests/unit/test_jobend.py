@@ -184,6 +184,17 @@ def test_the_benchmark_s_own_words_come_before_the_launcher_s_cleanup():
     assert job_end_causes(stdout, "ring") == ["a rank died of signal 1 (Hangup)"]
 
 
+def test_open_mpis_ob1_crashing_on_a_message_in_mpi_init_is_named_with_its_node():
+    causes = job_end_causes((DATA / "openmpi5-ob1-init-race.txt").read_text(), "jacobi", 4)
+    assert causes[0] == ("Open MPI's ob1 crashed on a message that arrived while its rank was "
+                         "in MPI_Init on m3 (open-mpi/ompi issue 11438: a race of the library, "
+                         "not a fault of the node)")
+    assert "srun: task(s) 4 on m3: Killed" in causes
+    # Open MPI 4's segfault in its TCP BTL (elsewhere than MPI_Init) is not this race
+    assert not any("ob1 crashed" in c for c in _causes("openmpi-series-segfault.txt"))
+    assert not any("ob1 crashed" in c for c in _causes("openmpi-segfault.txt"))
+
+
 def test_slurms_pmi2_server_rejecting_the_mpis_request_is_named_first():
     causes = _causes("mpich5-srun-pmi2-request.txt")
     assert causes[0] == ("Slurm's PMI-2 server could not parse a request of the MPI's PMI-2 "

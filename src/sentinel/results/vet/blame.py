@@ -9,14 +9,18 @@ is one of
   before the node is named);
 * the transport that carried the traffic not the one requested (the
   library's log: ``transport ... not verified``);
-* a rank killed by a signal (a segmentation fault, a bus error, a kill);
+* a rank killed by a signal (a segmentation fault, a bus error, a kill),
+  unless the library's own known race killed it (below);
 * the host probe outside its band (``host_outside``: the node's CPU or
   memory, before any MPI).
 
 Everything else is the **check's**: a build that failed (or a test whose
 build it depends on), ReFrame's or the configuration's errors, a
 reference file, a launcher or a library that is missing, an MPI that
-refuses to run as root, the scheduler refusing the job, and any cause the
+refuses to run as root, the scheduler refusing the job, a crash the job's
+output shows to be a known race of the MPI library itself (Open MPI 5.0's
+ob1 in ``MPI_Init``, :data:`~sentinel.parsers.jobend.OB1_INIT_RACE`: a
+segmentation fault on any node, so it says nothing of this one), and any cause the
 suite cannot pin on the node. Those never drain: the health check says it
 is broken and why.
 """
@@ -27,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from sentinel.analysis.host import SLOWED
+from sentinel.parsers.jobend import OB1_INIT_RACE
 
 NODE, CHECK = "node", "check"
 
@@ -39,6 +44,8 @@ _CHECK_CAUSES = (
     (re.compile(r"missing shared library"), "a shared library is missing"),
     (re.compile(r"Slurm refused the job"), "the scheduler refused the job"),
     (re.compile(r"depend", re.IGNORECASE), "a test it depends on (its build) did not pass"),
+    (re.compile(re.escape(OB1_INIT_RACE)),
+     "the MPI library crashed in a race of its own (open-mpi/ompi issue 11438), not on the node"),
     (re.compile(r"reference file|\.yaml\b|\.json\b|baseline"),
      "its reference or baseline file cannot be used"),
 )
