@@ -74,15 +74,17 @@ class Pair:
     sessions: int = 0
     ratios: list[Ratio] = field(default_factory=list)
 
+    def verdict(self) -> str:
+        """The pair's verdict: worse, unresolved or better where a variable is, else no worse."""
+        words = {r.verdict for r in self.ratios}
+        return next((w for w in ("worse", "unresolved", "better") if w in words), "no worse")
+
     def line(self, tolerance: float) -> str:
-        """The one-line verdict of the pair."""
-        by = defaultdict(list)
-        for r in self.ratios:
-            by[r.verdict].append(r)
-        for word in ("worse", "unresolved", "better"):
-            if by[word]:
-                return f"{word}: " + ", ".join(r.describe() for r in by[word])
-        return f"no worse within {tolerance:.0%} ({len(self.ratios)} variables)"
+        """The one-line verdict of the pair, naming the variables that decided it."""
+        word = self.verdict()
+        if word == "no worse":
+            return f"no worse within {tolerance:.0%} ({len(self.ratios)} variables)"
+        return f"{word}: " + ", ".join(r.describe() for r in self.ratios if r.verdict == word)
 
 
 def judge(samples: list[float], better: str, tolerance: float) -> tuple[float, float, float,

@@ -329,7 +329,7 @@ def _upgrades(inputs: Inputs) -> list[Group]:
         group = Group(f"{title} ({len(found.sessions)} stored sessions ran both; goodness "
                       "new/old, above 1 better, median [interval])", "PASS")
         for pair in found.pairs:
-            word = pair.line(found.tolerance).split(":")[0].split(" within")[0]
+            word = pair.verdict()
             case = here.get((f"{partition}+{old}", pair.test))
             group.lines.append(Line(f"{pair.check} {pair.transport} {pair.mapping}: "
                                     f"{pair.line(found.tolerance)}",
