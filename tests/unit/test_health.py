@@ -79,6 +79,16 @@ def test_open_mpis_own_init_race_is_not_the_nodes_fault():
     assert blame({**tc, "fail_reason": "; ".join(causes)}).fault == NODE, causes
 
 
+def test_slurms_pmi_server_rejecting_the_mpi_is_not_the_nodes_fault():
+    causes = job_end_causes((DATA / "joberr" / "mpich5-srun-pmi2-request.txt").read_text())
+    # srun then kills the other ranks: a signal, which alone would be the node's
+    reason = "; ".join([*causes, "srun: task(s) 1 on n2: Killed"])
+    tc = {"result": "fail", "fail_phase": "sanity", "fail_reason": reason}
+    found = blame(tc)
+    assert found.fault == CHECK and "Slurm's PMI server" in found.cause, causes
+    assert blame({**tc, "fail_reason": "srun: task(s) 1 on n2: Killed"}).fault == NODE
+
+
 @pytest.mark.parametrize(("tc", "said"), [
     ({"fail_phase": "compile", "fail_reason": "build job failed"}, "before measuring"),
     ({"fixture": True, "fail_phase": "sanity", "fail_reason": "x"}, "before measuring"),

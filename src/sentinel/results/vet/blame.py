@@ -17,10 +17,13 @@ is one of
 Everything else is the **check's**: a build that failed (or a test whose
 build it depends on), ReFrame's or the configuration's errors, a
 reference file, a launcher or a library that is missing, an MPI that
-refuses to run as root, the scheduler refusing the job, a crash the job's
-output shows to be a known race of the MPI library itself (Open MPI 5.0's
-ob1 in ``MPI_Init``, :data:`~sentinel.parsers.jobend.OB1_INIT_RACE`: a
-segmentation fault on any node, so it says nothing of this one), and any cause the
+refuses to run as root, the scheduler refusing the job, a launch that the
+job's output shows to have failed in the MPI library or in Slurm itself
+(Open MPI 5.0's ob1 race in ``MPI_Init``,
+:data:`~sentinel.parsers.jobend.OB1_INIT_RACE`, a segmentation fault on any
+node; Slurm's PMI server rejecting the MPI's request,
+:data:`~sentinel.parsers.jobend.PMI2_REQUEST`, after which srun kills the
+ranks: neither says anything of this node), and any cause the
 suite cannot pin on the node. Those never drain: the health check says it
 is broken and why.
 """
@@ -31,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from sentinel.analysis.host import SLOWED
-from sentinel.parsers.jobend import OB1_INIT_RACE
+from sentinel.parsers.jobend import OB1_INIT_RACE, PMI2_REQUEST
 
 NODE, CHECK = "node", "check"
 
@@ -46,6 +49,8 @@ _CHECK_CAUSES = (
     (re.compile(r"depend", re.IGNORECASE), "a test it depends on (its build) did not pass"),
     (re.compile(re.escape(OB1_INIT_RACE)),
      "the MPI library crashed in a race of its own (open-mpi/ompi issue 11438), not on the node"),
+    (re.compile(re.escape(PMI2_REQUEST)),
+     "Slurm's PMI server could not parse the MPI's request at start-up, not the node"),
     (re.compile(r"reference file|\.yaml\b|\.json\b|baseline"),
      "its reference or baseline file cannot be used"),
 )
