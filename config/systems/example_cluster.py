@@ -23,7 +23,10 @@ the checks:
   IMB-MPI1 is found on its PATH;
 * environment ``extras['launcher_options']``: options appended to every
   launch (e.g. ``--mca btl_tcp_if_include ib0``); they override the
-  transport's settings, and transport verification shows it when they do.
+  transport's settings, and transport verification shows it when they do;
+* environment ``extras['launcher']``: the MPI's own launcher (``mpirun``,
+  ``mpiexec``) inside the allocation instead of the partition's ``srun``
+  (``sentinel init`` writes it for Open MPI 5 and MPICH 5; docs/slurm.md).
 
 It lists and dry-runs anywhere: ``reframe -C config/settings.py --system
 example_cluster -c checks -l`` (or ``--dry-run``).

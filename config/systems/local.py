@@ -33,7 +33,8 @@ detected MPI installation: the first of a family is named by the family
 ``sentinel.site.names``). When a Slurm controller answers (``scontrol ping``, with the
 cluster ``SLURM_CONF`` names; ``SENTINEL_SLURM=no`` disables), one more
 partition per Slurm partition, ``slurm-<name>`` (feature ``slurm``, srun
-with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, ``num_nodes`` and
+with PMIx for Open MPI and PMI-2 for MPICH and Intel MPI, Open MPI 5's
+``mpirun`` and MPICH 5's ``mpiexec`` inside the allocation, ``num_nodes`` and
 the CPUs a job gets from ``scontrol -o show nodes``; Intel MPI only where
 Slurm's libpmi2 is installed).
 Environment features: ``mpi``, the family and every transport name it
@@ -150,15 +151,19 @@ if not _stacks:
           "run 'make setup' or load your site's MPI module", file=sys.stderr)
     environments = [{"name": "no-mpi", "target_systems": ["local"]}]
 
-#: How srun starts each family here (``slurm.SRUN_PMI``, its first choice):
+#: How srun starts each family here (``slurm.SRUN_PMI``, its first choice),
+#: unless the MPI runs with its own launcher in the allocation
+#: (``slurm.OWN_LAUNCHER``: Open MPI 5 and MPICH 5, extras ``launcher``):
 #: Intel MPI only where Slurm's PMI-2 client library is installed (Debian:
 #: libpmi2-0); a rank that dies ends its launch (``slurm.SRUN_KILL``: without
 #: it, 300 s here when Open MPI's TCP BTL segfaulted on a namespaced node).
 _SRUN_MPI = {family: f"--mpi={pmis[0]}" for family, pmis in slurm.SRUN_PMI.items()}
 
 
-def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> list[dict]:
+def _srun_environments(envs: list[dict], part: slurm.SlurmPartition,
+                       pmi2: str | None) -> list[dict]:
     """The environments of a Slurm partition: each family with its srun options."""
+    partition, whole = part.name, slurm.whole_nodes(_host, part.cpus_per_node)
     out = []
     for env in envs:
         family = env["extras"]["mpi_family"]
@@ -166,9 +171,11 @@ def _srun_environments(envs: list[dict], partition: str, pmi2: str | None) -> li
             continue
         env_vars = env["env_vars"] + (
             [["I_MPI_PMI_LIBRARY", pmi2]] if family == "intelmpi" else [])
+        own = slurm.own_launcher(family, env["extras"]["mpi_version"], whole)
+        launch = ({"launcher": own} if own else
+                  {"launcher_options": [_SRUN_MPI[family], slurm.SRUN_KILL]})
         out.append({**env, "target_systems": [f"local:slurm-{partition}"], "env_vars": env_vars,
-                    "extras": {**env["extras"],
-                               "launcher_options": [_SRUN_MPI[family], slurm.SRUN_KILL]}})
+                    "extras": {**env["extras"], **launch}})
     return out
 
 
@@ -208,7 +215,7 @@ if _slurm and not _pmi2:
                 _env["extras"]["detection_notes"],
                 "not on the Slurm partitions: Slurm's PMI-2 library libpmi2.so is not "
                 "installed (apt install libpmi2-0, or set SENTINEL_SLURM_PMI2)"]))
-environments += [e for p in _slurm for e in _srun_environments(environments, p.name, _pmi2)]
+environments += [e for p in _slurm for e in _srun_environments(environments, p, _pmi2)]
 
 system = {
     "name": "local",

@@ -70,19 +70,23 @@ class Node:
         """The node's host name (``m1``), as its programs see it."""
         return f"m{self.index}"
 
-    def as_host(self, boot_id: Path) -> list[str]:
-        """The command prefix that runs a daemon as this node: its network, name and boot.
+    def as_host(self, boot_id: Path, hosts: Path) -> list[str]:
+        """The command prefix that runs a daemon as this node: its network, name, boot and hosts.
 
         A host name of its own (a UTS namespace), as a site's node has: the
         MPI libraries' logs and locality name the node, not the test host.
         And a boot ID of its own (``boot_id``, a file bind-mounted over the
         kernel's in a mount namespace): UCX takes two processes with the
         same boot ID for one machine and would carry their traffic over
-        shared memory, which no two nodes of a cluster share.
+        shared memory, which no two nodes of a cluster share. And the
+        cluster's node names resolved (``hosts``, bind-mounted over
+        /etc/hosts), as a site's DNS does: an MPI's own launcher (MPICH's
+        Hydra) connects back to the node it started on by its name.
         """
         return ["unshare", "--uts", "--mount", "--propagation", "private", "--", "sh", "-c",
-                f'hostname "$0" && mount --bind "$1" {BOOT_ID} && shift && exec "$@"',
-                self.hostname, str(boot_id), *self.inside()]
+                f'hostname "$0" && mount --bind "$1" {BOOT_ID} && mount --bind "$2" {HOSTS} '
+                '&& shift 2 && exec "$@"',
+                self.hostname, str(boot_id), str(hosts), *self.inside()]
 
 
 #: The kernel's boot ID, by which UCX tells machines apart.
@@ -94,6 +98,20 @@ def boot_id_file(directory: Path, node: Node) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / node.hostname
     path.write_text(f"{uuid.uuid4()}\n")
+    return path
+
+
+#: The name service's file the nodes see instead of the host's.
+HOSTS = "/etc/hosts"
+
+
+def hosts_file(directory: Path, count: int) -> Path:
+    """The host's /etc/hosts and the names of ``count`` nodes (for :meth:`Node.as_host`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "hosts"
+    own = Path(HOSTS).read_text() if Path(HOSTS).exists() else ""
+    path.write_text(own.rstrip("\n") + "\n" + "".join(
+        f"{node.address}\t{node.hostname}\n" for node in nodes(count)))
     return path
 
 

@@ -243,9 +243,10 @@ def up(root: Path, net: int = 0, vet: int = 0, shape: NodeShape | None = None) -
     _start("slurmctld", [_need("slurmctld"), "-f", str(conf)], root, env)
     for node in (*NODES, *vet_nodes(vet)):
         _start(f"slurmd-{node}", [_need("slurmd"), "-f", str(conf), "-N", node], root, env)
+    hosts = netns.hosts_file(root / "etc", net)
     for name, node in zip(net_nodes(net), netns.nodes(net)):
         boot_id = netns.boot_id_file(root / "etc" / "boot-id", node)
-        _start(f"slurmd-{name}", [*node.as_host(boot_id), _need("slurmd"), "-f", str(conf),
+        _start(f"slurmd-{name}", [*node.as_host(boot_id, hosts), _need("slurmd"), "-f", str(conf),
                                   "-N", name],
                root, {**env, **shaped})
     wait(f"Slurm nodes {', '.join(everyone)} (sinfo: idle)",

@@ -26,6 +26,12 @@ _RIG_PROCESSOR = {
 }
 
 
+#: Environments whose ranks their own launcher starts (extras ``launcher``).
+OWN_LAUNCHERS = {"openmpi-5_0": (["ob1-sm", "ob1-tcp"], "mpirun"),
+                 "mpich-5_0": (["ucx-sm", "ucx-tcp"], "mpiexec"),
+                 "openmpi-misspelt": (["ob1-sm", "ob1-tcp"], "mpirn")}
+
+
 def _env(name: str, transports: list[str], cc: str, family: str = "", **extras) -> dict:
     return {"name": name, "target_systems": ["offline"], "cc": cc, "cxx": cc,
             "features": ["mpi", family or name, *transports], "extras": extras}
@@ -47,7 +53,8 @@ site_configuration = {
              "extras": {"num_nodes": 4}, "processor": _PROCESSOR},
             # the four namespaced nodes of two sockets (tests/config/rig.py)
             {"name": "rig", "scheduler": "squeue", "launcher": "srun",
-             "environs": ["openmpi", "mpich", "intelmpi"], "features": ["mpi", "slurm"],
+             "environs": ["openmpi", "mpich", "intelmpi", *OWN_LAUNCHERS],
+             "features": ["mpi", "slurm"],
              "extras": {"num_nodes": 4}, "processor": _RIG_PROCESSOR},
             # this machine declared a GPU partition (tests/config/cuda_build.py)
             {"name": "gpu", "scheduler": "local", "launcher": "mpirun",
@@ -63,6 +70,9 @@ site_configuration = {
              gpu_home="/opt/cuda-wheels"),
         _env("intelmpi", ["shm", "ofi-tcp", "shm-ofi-tcp", "ofi-shm"], "mpicc",
              benchmark_dirs={"imb": "/opt/intel/mpi/bin"}),
+        # today's MPIs, each with its own launcher in the allocation (and a misspelt one)
+        *(_env(name, transports, "mpicc", name.split("-")[0], launcher=launcher)
+          for name, (transports, launcher) in OWN_LAUNCHERS.items()),
     ],
     "logging": [{"level": "debug", "handlers": [], "handlers_perflog": []}],
 }

@@ -126,6 +126,15 @@ def test_init_declares_the_transports_detection_finds_and_the_module_of_intel_mp
         assert envs[name]["modules"] == [module], envs[name]
         assert envs[name]["features"] == ["mpi", stack.family, *stack.transports], name
         assert envs[name]["extras"]["mpi_version"] == stack.version
+        # its own launcher inside the allocation where a job gets its node whole (one);
+        # srun where it gets one of the node's CPUs (two), binding within it (docs/slurm.md)
+        entries = {t: e["extras"] for e in site["environments"] if e["name"] == name
+                   for t in e["target_systems"]}
+        assert entries["testsite:one"]["launcher"] == {"openmpi": "mpirun",
+                                                       "mpich": "mpiexec"}[stack.family]
+        assert "launcher_options" not in entries["testsite:one"]
+        assert "launcher" not in entries["testsite:two"], entries
+        assert entries["testsite:two"]["launcher_options"][0].startswith("--mpi=")
     assert set(envs) == set(WRITTEN)
     assert "adds no MPI installation" not in init.proc.stdout, init.proc.stdout
     assert envs["intelmpi"]["modules"] == [init.modules["intel"]]
@@ -159,8 +168,9 @@ def _pmi2_rejected(tc: dict) -> bool:
     """MPICH 5.0.2 under srun --mpi=pmi2 across two nodes, its request refused by Slurm 22.05.
 
     Once in four runs of this test (tests/data/joberr/mpich5-srun-pmi2-request.txt):
-    the suite names it; MPICH 5 started by its own mpiexec inside the allocation
-    is the way round it (issue 47's third item).
+    the suite names it. MPICH 5 runs with its own mpiexec where a job gets its
+    nodes whole (partition one); on partition two a job gets one CPU of each
+    node, where srun binds within it and Hydra would not (docs/slurm.md).
     """
     return (tc["result"] == "fail" and tc["environ"] == "mpich-5_0"
             and PMI2_REQUEST in (tc.get("fail_reason") or ""))

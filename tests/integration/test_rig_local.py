@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.parsers.jobend import FINALIZE_HANG, OB1_INIT_RACE, PMI2_REQUEST
-from sentinel.results.vet.blame import CHECK, blame
+from sentinel.parsers.jobend import FINALIZE_HANG
 from sentinel.rfm.base import MPICH_FINALIZE_NOTE
 from sentinel.site import detect
-from tests.cluster import slurm
+from tests.cluster import netns, slurm
 from tests.cluster.topology import NodeShape
 from tests.conftest import MPI_PREFIXES, ROOT
 from tests.integration.conftest import (
@@ -80,10 +79,15 @@ def _affinity(tc: dict) -> dict[int, tuple[str, str]]:
     (A passed case's output directory has its job's stdout, a failed one's
     stage directory.)
     """
-    where = Path(tc["outputdir"]) / "rfm_job.out"
-    text = (where if where.exists() else Path(tc["stagedir"]) / "rfm_job.out").read_text()
     return {int(r): (h, c) for r, h, c in
-            re.findall(r"^SENTINEL_AFFINITY rank=(\d+) host=(\S+) cpus=(\S+)", text, re.M)}
+            re.findall(r"^SENTINEL_AFFINITY rank=(\d+) host=(\S+) cpus=(\S+)",
+                       _job_file(tc, "rfm_job.out"), re.M)}
+
+
+def _job_file(tc: dict, name: str) -> str:
+    """A file of the test case's job: in its output directory if it passed, else its stage."""
+    where = Path(tc["outputdir"]) / name
+    return (where if where.exists() else Path(tc["stagedir"]) / name).read_text()
 
 
 def _cpus(cpus) -> str:
@@ -99,9 +103,11 @@ def test_every_node_is_two_sockets_to_slurm_and_hwloc_with_a_name_and_boot_of_it
     lines = _srun(rig, "-N", str(NODES), "-n", str(NODES), "sh", "-c",
                   "echo $(hostname) $(cat /proc/sys/kernel/random/boot_id) "
                   "$(hwloc-calc --number-of package machine:0) "
-                  "$(hwloc-calc --number-of numanode machine:0)").splitlines()
+                  "$(hwloc-calc --number-of numanode machine:0) "
+                  "$(getent hosts m1 | cut -d' ' -f1)").splitlines()
     seen = sorted(line.split() for line in lines)
     assert [s[0] for s in seen] == [f"m{k}" for k in range(1, NODES + 1)]
+    assert {s[4] for s in seen} == {netns.nodes(1)[0].address}  # m1 resolves on every node
     assert len({s[1] for s in seen}) == NODES  # four machines to UCX, not one
     assert {(s[2], s[3]) for s in seen} == {("2", "2")}
     # Slurm binds by the declared sockets: one rank on each with block:cyclic
@@ -203,10 +209,9 @@ BOTH_LEVELS = {"ob1-vader+tcp": ("btl_on_node=vader", "btl_off_node=tcp"),
                "ucx-sm+tcp": ("sysv", "tcp"), "shm-ofi-tcp": ("fabrics=shm:ofi", "ofi=tcp")}
 
 
-#: Today's MPIs' known failures of a launch under srun, a fault of the
-#: library or of Slurm (docs/slurm.md): a case that still fails so after its
-#: retry must say so and blame no node; each MPI's pair still passes elsewhere.
-KNOWN_LAUNCH_FAILURES = {"openmpi-5_0": OB1_INIT_RACE, "mpich-5_0": PMI2_REQUEST}
+#: How today's MPIs start their ranks in the allocation: their own launcher
+#: (``slurm.OWN_LAUNCHER``; under srun they failed, docs/slurm.md).
+OWN_LAUNCH = {"openmpi-5_0": "mpirun -np ", "mpich-5_0": "mpiexec -n "}
 
 
 #: MPICH's production pair, whose every launch between nodes hangs in
@@ -227,10 +232,11 @@ def _series(conf: Path, out: Path) -> list:
     (conftest's FINALIZE_TIMEOUT). Three sessions side by side, Slurm sharing
     the nodes between their jobs as between one session's: :data:`HANGS`
     without retries; every other transport of the distribution's MPIs and
-    Intel MPI; today's MPIs (:data:`CURRENT`, in the PyPI prefixes). The
-    last two retry the known failures of a launch, and only those (Open MPI
-    4's TCP BTL, Open MPI 5's race in MPI_Init, Slurm's PMI-2 server
-    splitting MPICH 5's request: docs/slurm.md).
+    Intel MPI; today's MPIs (:data:`CURRENT`, in the PyPI prefixes, each
+    with its own launcher in the allocation: :data:`OWN_LAUNCH`). The last
+    two retry the known failures of a launch, and only those (Open MPI 4's
+    TCP BTL; under srun, Open MPI 5's race in MPI_Init and Slurm's PMI-2
+    server splitting MPICH 5's request: docs/slurm.md).
     """
     others = ",".join(t for t in SERIES_TRANSPORTS.split(",") if t != HANGS)
     current = [x for env in CURRENT for x in ("-p", f"{env}$")]
@@ -275,12 +281,9 @@ def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_on
                     tc.get("skip_reason") or ""), (tc["display_name"], tc.get("skip_reason"))
                 continue
             ran.add((check, tc["environ"]))
-            known = KNOWN_LAUNCH_FAILURES.get(tc["environ"])
-            if tc["result"] == "fail" and known and known in tc["fail_reason"]:
-                # still met after its retry: named, and no fault of the node
-                assert blame(tc).fault == CHECK, tc["fail_reason"]
-                print("known launch failure:", tc["display_name"], tc["fail_reason"])
-                continue
+            if tc["environ"] in OWN_LAUNCH:  # each step of the series, no srun
+                script = _job_file(tc, "rfm_job.sh")
+                assert OWN_LAUNCH[tc["environ"]] in script and "srun" not in script
             if tc["transport"] in BOTH_LEVELS and tc["result"] == "pass":
                 passed.add(tc["environ"])
             hosts = {h for h, _ in _affinity(tc).values()}

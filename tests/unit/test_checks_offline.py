@@ -681,3 +681,28 @@ def test_the_pt2pt_checks_variants_are_named_from_the_base_tests_parameters():
     for num in range(cls.num_variants):
         params = cls.get_variant_info(num)["params"]
         assert pt2pt_check_name(params["transport"], params["mapping"]) == cls.variant_name(num)
+
+
+def test_an_environment_with_its_own_launcher_runs_the_series_with_it_in_the_allocation(offline):
+    pair = {"transport": "openmpi/ob1-sm+tcp", "mapping": "core"}
+    own = one(offline, "RingCheck", "openmpi-5_0", partition="rig", **pair)
+    script = own.script()
+    assert "#SBATCH --ntasks=8" in script and "#SBATCH --ntasks-per-node=2" in script
+    for n in (1, 2, 4, 8):  # each step its own mpirun, placed by the mapping; no srun
+        assert f"mpirun -np {n} --map-by core --bind-to core " in script
+    assert "srun" not in script and "--mpi=" not in script
+    mpich = one(offline, "RingCheck", "mpich-5_0", partition="rig",
+                transport="mpich/ucx-sm+tcp", mapping="core")
+    assert "mpiexec -n 8 -map-by core -bind-to core " in mpich.script()
+    # the partition's launcher for every other environment
+    srun = one(offline, "RingCheck", "openmpi", partition="rig",
+               transport="openmpi/ob1-vader+tcp", mapping="core")
+    assert "mpirun -np" not in srun.script() and "srun --cpus-per-task=1 --cpu-bind=cores" \
+        in srun.script()
+
+
+def test_a_launcher_reframe_does_not_have_is_named_with_its_environment(offline):
+    with pytest.raises(SentinelError, match=r"environment openmpi-misspelt: extras\['launcher'\] "
+                                            r"'mpirn' is no launcher ReFrame has"):
+        one(offline, "RingCheck", "openmpi-misspelt", partition="rig",
+            transport="openmpi/ob1-sm+tcp", mapping="core")

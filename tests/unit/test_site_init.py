@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sentinel.results import cli
-from sentinel.site import discover
+from sentinel.site import discover, slurm
 from sentinel.site.init import jobs, scheduler, writer
 from sentinel.site.slurm import job_processor
 
@@ -250,3 +250,37 @@ def test_a_node_of_many_cores_is_written_as_a_call_that_gives_the_same_masks(tmp
     site = writer.build(writer.Site("s", "slurm"), parts,
                         {j.label: (j, report) for j in jobs.jobs_of(parts)})
     assert "_one_cpu_each" not in writer.render(site, "now", "cmd", "^login$")
+
+
+def _today(partition: str) -> dict:
+    """The partition's discovery report with Open MPI 5.0 and MPICH 5.0 as its MPIs."""
+    report = json.loads((DATA / "slurm" / f"discover-{partition}.json").read_text())
+    for stack in report["stacks"]:
+        stack["version"] = {"openmpi": "5.0.11", "mpich": "5.0.2"}.get(stack["family"],
+                                                                        stack["version"])
+    return report
+
+
+def _extras(report: dict, partition: str) -> dict[str, dict]:
+    parts = [p for p in scheduler.partitions(_answer("slurm")) if p.name == partition]
+    site = writer.build(writer.Site("s", "slurm"), parts,
+                        {j.label: (j, report) for j in jobs.jobs_of(parts)})
+    return {e["extras"]["mpi_family"]: e["extras"] for e in site.environments}
+
+
+def test_open_mpi_5_and_mpich_5_run_with_their_own_launcher_in_the_allocation():
+    report = _today("one")
+    report["launch"]["pmi"] = ["pmi2"]  # no PMIx in srun: Open MPI 5's mpirun needs none
+    extras = _extras(report, "one")
+    assert extras["openmpi"]["launcher"] == "mpirun" and "launcher_options" not in extras["openmpi"]
+    assert extras["mpich"]["launcher"] == "mpiexec" and "launcher_options" not in extras["mpich"]
+    assert "launcher" not in extras["intelmpi"]  # srun with Slurm's PMI-2
+    assert extras["intelmpi"]["launcher_options"] == ["--mpi=pmi2", "--kill-on-bad-exit=1"]
+    # where a job gets one of a node's two CPUs, srun: it binds within the job's CPUs
+    part = _extras(_today("two"), "two")
+    assert "launcher" not in part["openmpi"] and "launcher" not in part["mpich"]
+    assert part["openmpi"]["launcher_options"][0] == "--mpi=pmix"
+    # 4.1 and 4.0 under srun, as before
+    assert slurm.own_launcher("openmpi", "4.1.4") is None
+    assert slurm.own_launcher("mpich", "4.0.2") is None
+    assert slurm.own_launcher("openmpi", "5.0.11") == "mpirun"

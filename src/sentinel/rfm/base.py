@@ -22,8 +22,9 @@ import shlex
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
+from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ConfigError, SanityError
 
 from sentinel.analysis.variables import CheckSpec, Values
 from sentinel.errors import SentinelError
@@ -72,8 +73,9 @@ compat.install()
 #: * ``init``: a rotating check's night and whether it is deferrable are
 #:   known before anything else is decided; the pairs it generates last.
 #: * ``setup``: what cannot run is skipped (mapping, deferral, an empty
-#:   packed job, each node) before a check sizes its launches (its
-#:   program, nodes, series or splits).
+#:   packed job, each node) before the environment's own launcher replaces
+#:   the partition's and a check sizes its launches (its program, nodes,
+#:   series or splits); nothing reads or wraps the launcher before then.
 #: * ``run``: the references are loaded before the job is written (an
 #:   acceptance without its file fails before its job runs); an each-node
 #:   job takes its nodes before the launcher's options are added to its
@@ -86,8 +88,8 @@ HOOK_ORDER: dict[str, tuple[str, ...]] = {
                   "require_declaration", "generate_valid_pairs"),
     "pre_setup": ("choose_launch_plan",),
     "post_setup": ("skip_impossible_mapping", "wait_if_deferred", "skip_empty_packed_job",
-                   "runs_on_each_node", "locate_program", "span_nodes", "plan_series",
-                   "plan_splits"),
+                   "runs_on_each_node", "use_environment_launcher", "locate_program",
+                   "span_nodes", "plan_series", "plan_splits"),
     "pre_run": ("load_references", "size_job", "apply_transport_and_mapping",
                 "set_bench_command", "bind_omp_threads", "launch_splits", "launch_series",
                 "launch_probe_first", "finish_job_script"),
@@ -216,6 +218,24 @@ class TransportMappingTest(RecordsSkip, PlannedLaunches, NightlyRotation, Proven
                                                            self.environ_features)))]
         self.num_tasks_per_node = tasks_per_node(self.mapping)
         plan.depend(self)
+
+    @run_after("setup")
+    def use_environment_launcher(self) -> None:
+        """The environment's own launcher (``extras['launcher']``) instead of the partition's.
+
+        An MPI that runs inside a Slurm allocation with its own launcher
+        (Open MPI 5's ``mpirun``, MPICH 5's ``mpiexec``: ``slurm.OWN_LAUNCHER``)
+        declares it on its environment; ReFrame's launcher is the partition's,
+        and its documented way to change it is to replace the job's here.
+        """
+        name = self.current_environ.extras.get("launcher")
+        if not name or name == self.job.launcher.registered_name:
+            return
+        try:
+            self.job.launcher = getlauncher(name)()
+        except ConfigError:
+            raise SentinelError(f"environment {self.current_environ.name}: extras['launcher'] "
+                                f"{name!r} is no launcher ReFrame has") from None
 
     @run_before("run")
     def apply_transport_and_mapping(self) -> None:

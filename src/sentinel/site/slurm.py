@@ -30,6 +30,34 @@ SRUN_PMI = {"openmpi": ("pmix", "pmi2"), "mpich": ("pmi2", "pmix"), "intelmpi": 
 #: A rank that dies ends its launch at once: without it the others wait for
 #: it in MPI until Slurm cancels the job at its time limit.
 SRUN_KILL = "--kill-on-bad-exit=1"
+#: MPIs started by their own launcher inside the Slurm allocation instead of
+#: ``srun`` (family and major version: the launcher, environment extra
+#: ``launcher``). Measured on this project's rig with Slurm 22.05
+#: (docs/slurm.md): under ``srun --mpi=pmix`` Open MPI 5.0's ob1 takes a
+#: message before ``MPI_COMM_WORLD`` is set up and crashes in ``MPI_Init``
+#: (open-mpi/ompi#11438; 4 of 82 launches, the suite's collectives job 4 of
+#: 4), under its ``mpirun`` (PRRTE's daemons started by Slurm) 0 of 52; under
+#: ``srun --mpi=pmi2`` Slurm's PMI server splits MPICH 5's long PMI-1 puts
+#: (its collectives job 3 of 3), which Hydra's ``mpiexec`` serves itself.
+OWN_LAUNCHER = {("openmpi", "5"): "mpirun", ("mpich", "5"): "mpiexec"}
+
+
+def own_launcher(family: str, version: str, whole_nodes: bool = True) -> str | None:
+    """The launcher an MPI runs with inside a Slurm allocation instead of srun (None: srun).
+
+    Only where a job gets its nodes whole (``whole_nodes``): the MPI's
+    launcher binds ranks by the node's topology, and where Slurm gives a
+    job some of a node's CPUs (``CpuSpecList``, a shared node under
+    ``task/affinity``) it bound them to CPUs that were not the job's (the
+    test cluster's one-CPU nodes: both ranks on CPU 0, Slurm had given the
+    second node's job CPU 1); ``srun`` binds within the job's CPUs.
+    """
+    return OWN_LAUNCHER.get((family, version.split(".")[0])) if whole_nodes else None
+
+
+def whole_nodes(processor: dict, usable: int) -> bool:
+    """Whether a job that gets ``usable`` CPUs of a node with ``processor`` gets all of them."""
+    return not usable or usable >= processor.get("num_cpus", 0)
 
 
 def scontrol_fields(line: str) -> dict[str, str]:
@@ -49,7 +77,7 @@ def job_processor(processor: dict, usable: int) -> tuple[dict, str]:
     topo = {k: v for k, v in processor.get("topology", {}).items() if k != "caches"}
     processor = {**processor, "topology": topo}
     total = processor.get("num_cpus", 0)
-    if not usable or usable >= total:
+    if whole_nodes(processor, usable):
         return processor, ""
     reduced = {**processor, "num_cpus": usable, "num_cpus_per_core": 1,
                "num_cpus_per_socket": usable, "num_sockets": 1,

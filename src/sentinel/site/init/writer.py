@@ -3,8 +3,9 @@
 The file follows the project's conventions (``example_cluster.py``):
 partitions selected by features, never by name; every transport an MPI
 offers on a partition declared as a feature of that partition's
-environment; launcher options per MPI family; the processor as ReFrame
-detected it on the node, reduced to the CPUs a job gets there.
+environment; launcher options per MPI family, or the launcher of an MPI
+that runs with its own inside a Slurm allocation; the processor as
+ReFrame detected it on the node, reduced to the CPUs a job gets there.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sentinel.mpi.thread_levels import processor_gaps
 from sentinel.site.init.jobs import Job
 from sentinel.site.init.scheduler import Partition
 from sentinel.site.names import environment_name
-from sentinel.site.slurm import SRUN_KILL, SRUN_PMI, job_processor
+from sentinel.site.slurm import SRUN_KILL, SRUN_PMI, job_processor, own_launcher, whole_nodes
 
 
 @dataclass
@@ -34,9 +35,16 @@ class Site:
     modules_system: str = "nomod"
 
 
-def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str], list, str]:
+def _own_launcher(site: Site, stack: dict, whole: bool) -> str | None:
+    """The MPI's own launcher inside the allocation, where it has one here (else srun)."""
+    return own_launcher(stack["family"], stack["version"], whole) if site.kind == "slurm" \
+        else None
+
+
+def _launch(site: Site, stack: dict, launch: dict, where: str,
+            whole: bool) -> tuple[list[str], list, str]:
     """Launcher options and variables of a stack on a partition; why it cannot run, or ""."""
-    if site.kind != "slurm":
+    if site.kind != "slurm" or _own_launcher(site, stack, whole):
         return [], [], ""
     plugins = launch.get("pmi", [])
     pmi = next((p for p in SRUN_PMI[stack["family"]] if p in plugins), None)
@@ -53,8 +61,9 @@ def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str
     return [f"--mpi={pmi}", SRUN_KILL], env_vars, ""
 
 
-def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | str:
-    options, env_vars, why = _launch(site, stack, launch, where)
+def _environment(site: Site, stack: dict, report: dict, where: str) -> dict | str:
+    whole = whole_nodes(report.get("processor", {}), len(report.get("job_cpus", [])))
+    options, env_vars, why = _launch(site, stack, report.get("launch", {}), where, whole)
     if why:
         return why
     # Debian's suffixed MPIs reach their launcher through the suite's wrappers
@@ -66,6 +75,9 @@ def _environment(site: Site, stack: dict, launch: dict, where: str) -> dict | st
                         f" {' '.join(stack['modules'])}" if stack["modules"] else "")}
     if options:
         extras["launcher_options"] = options
+    own = _own_launcher(site, stack, whole)
+    if own:
+        extras["launcher"] = own
     if stack.get("benchmark_dirs"):
         extras["benchmark_dirs"] = stack["benchmark_dirs"]
     if stack.get("dropped"):
@@ -127,7 +139,7 @@ def build(site: Site, parts: list[Partition], reports: dict[str, tuple[Job, dict
         for problem in report.get("problems", []):
             site.undecided.append(f"partition {label}: {problem}")
         for stack in report.get("stacks", []):
-            env = _environment(site, stack, report.get("launch", {}), f"partition {label}")
+            env = _environment(site, stack, report, f"partition {label}")
             if isinstance(env, str):
                 site.undecided.append(env)
                 continue
