@@ -281,6 +281,6 @@ def test_open_mpi_5_and_mpich_5_run_with_their_own_launcher_in_the_allocation():
     assert "launcher" not in part["openmpi"] and "launcher" not in part["mpich"]
     assert part["openmpi"]["launcher_options"][0] == "--mpi=pmix"
     # 4.1 and 4.0 under srun, as before
-    assert slurm.own_launcher("openmpi", "4.1.4") is None
-    assert slurm.own_launcher("mpich", "4.0.2") is None
-    assert slurm.own_launcher("openmpi", "5.0.11") == "mpirun"
+    assert slurm.own_launcher("openmpi", "4.1.4", True) is None
+    assert slurm.own_launcher("mpich", "4.0.2", True) is None
+    assert slurm.own_launcher("openmpi", "5.0.11", True) == "mpirun"

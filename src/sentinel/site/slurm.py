@@ -42,17 +42,17 @@ SRUN_KILL = "--kill-on-bad-exit=1"
 OWN_LAUNCHER = {("openmpi", "5"): "mpirun", ("mpich", "5"): "mpiexec"}
 
 
-def own_launcher(family: str, version: str, whole_nodes: bool = True) -> str | None:
+def own_launcher(family: str, version: str, whole: bool) -> str | None:
     """The launcher an MPI runs with inside a Slurm allocation instead of srun (None: srun).
 
-    Only where a job gets its nodes whole (``whole_nodes``): the MPI's
+    Only where a job gets its nodes whole (``whole``: :func:`whole_nodes`): the MPI's
     launcher binds ranks by the node's topology, and where Slurm gives a
     job some of a node's CPUs (``CpuSpecList``, a shared node under
     ``task/affinity``) it bound them to CPUs that were not the job's (the
     test cluster's one-CPU nodes: both ranks on CPU 0, Slurm had given the
     second node's job CPU 1); ``srun`` binds within the job's CPUs.
     """
-    return OWN_LAUNCHER.get((family, version.split(".")[0])) if whole_nodes else None
+    return OWN_LAUNCHER.get((family, version.split(".")[0])) if whole else None
 
 
 def whole_nodes(processor: dict, usable: int) -> bool:

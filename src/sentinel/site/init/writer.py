@@ -35,16 +35,9 @@ class Site:
     modules_system: str = "nomod"
 
 
-def _own_launcher(site: Site, stack: dict, whole: bool) -> str | None:
-    """The MPI's own launcher inside the allocation, where it has one here (else srun)."""
-    return own_launcher(stack["family"], stack["version"], whole) if site.kind == "slurm" \
-        else None
-
-
-def _launch(site: Site, stack: dict, launch: dict, where: str,
-            whole: bool) -> tuple[list[str], list, str]:
-    """Launcher options and variables of a stack on a partition; why it cannot run, or ""."""
-    if site.kind != "slurm" or _own_launcher(site, stack, whole):
+def _launch(site: Site, stack: dict, launch: dict, where: str) -> tuple[list[str], list, str]:
+    """The srun options and variables of a stack on a partition; why it cannot run, or ""."""
+    if site.kind != "slurm":
         return [], [], ""
     plugins = launch.get("pmi", [])
     pmi = next((p for p in SRUN_PMI[stack["family"]] if p in plugins), None)
@@ -63,7 +56,10 @@ def _launch(site: Site, stack: dict, launch: dict, where: str,
 
 def _environment(site: Site, stack: dict, report: dict, where: str) -> dict | str:
     whole = whole_nodes(report.get("processor", {}), len(report.get("job_cpus", [])))
-    options, env_vars, why = _launch(site, stack, report.get("launch", {}), where, whole)
+    own = own_launcher(stack["family"], stack["version"], whole) if site.kind == "slurm" \
+        else None
+    options, env_vars, why = ([], [], "") if own else \
+        _launch(site, stack, report.get("launch", {}), where)
     if why:
         return why
     # Debian's suffixed MPIs reach their launcher through the suite's wrappers
@@ -75,7 +71,6 @@ def _environment(site: Site, stack: dict, report: dict, where: str) -> dict | st
                         f" {' '.join(stack['modules'])}" if stack["modules"] else "")}
     if options:
         extras["launcher_options"] = options
-    own = _own_launcher(site, stack, whole)
     if own:
         extras["launcher"] = own
     if stack.get("benchmark_dirs"):
