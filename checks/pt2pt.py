@@ -10,7 +10,10 @@ Runs ``src/bench/pt2pt`` (the methods of Qian 2004) between two ranks and report
   b: from the least-squares slope) and the protocol switch sizes
   (``protocol_switches`` field);
 * LogP: L and g0, and classic L, o and g, with the send and receive
-  overheads at 8 B.
+  overheads at 8 B;
+* with ``verify`` > 0, that every byte of that many untimed messages per
+  size and direction arrived as sent (a wrong byte fails the test, naming
+  the pair, the size and the transport).
 
 The variables are listed, from their declaration, on this check's page.
 
@@ -25,6 +28,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
+from sentinel.analysis.integrity import require_intact
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
@@ -91,11 +95,25 @@ class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches):
     modes = variable(typ.List[typ.Str[r"standard|synchronous|buffered|ready|diffbuf"]],
                      value=["standard", "synchronous", "buffered", "ready", "diffbuf"])
 
+    #: Untimed messages per size and direction whose every byte is checked
+    #: where it lands, after the size's samples (0: none). A wrong byte
+    #: fails the test naming the pair, the size and the transport.
+    #:
+    #: :type: :class:`int`
+    verify = variable(int, value=0)
+
+    #: A size whose first verified message the benchmark corrupts on purpose
+    #: (one byte flipped after its pattern is written): the test of the
+    #: verdict, never a site's setting (0: none).
+    #:
+    #: :type: :class:`int`
+    corrupt_at = variable(int, value=0)
+
     build = fixture(BenchBuild, scope="environment", variables={"bench": "pt2pt"})
     spec = pt2pt.SPEC
     bench = "pt2pt"
     bench_options = ("max_size", "iterations", "iterations_large", "windows", "windows_large",
-                     "repetitions", "warmup", "window", "modes")
+                     "repetitions", "warmup", "window", "modes", "verify", "corrupt_at")
     tags = {"pt2pt", "nightly", "acceptance"}
 
     def expected_variables(self) -> list[str]:
@@ -103,7 +121,8 @@ class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches):
         return pt2pt.expected(self.max_size, self.modes)
 
     def analyse(self, out: BenchOutput) -> Values:
-        """Curves, fits and LogP; the latency curve's protocol switches on the side."""
+        """Every verified payload intact; curves, fits and LogP, the protocol switches aside."""
+        require_intact(out, self.verify, self.max_size, self.transport)
         values, switches = pt2pt.analyse(out)
         self.record_switches(switches)
         return values

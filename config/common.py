@@ -126,6 +126,10 @@ modes = [
         "-S", "pack_transports=true",
         *_nightly_report(),
         "-S", "MatchingCheck.lengths=10,1000",
+        # every byte of 10 untimed messages a size and direction checked where
+        # it lands (after the timed samples): a link or RDMA path that delivers
+        # wrong bytes fast fails the ping-pong, naming the pair and the size
+        "-S", "Pt2ptCheck.verify=10",
         # 3 s a sweep: 12 sweeps, under 40 s a transport (10 s: 2 minutes)
         "-S", "MatchingCheck.budget=3",
         # The series over 2 nodes: every night within the node-hour budget;

@@ -17,12 +17,22 @@
  *
  * --buffers device puts every buffer handed to MPI in the timed loops in GPU
  * memory (a GPU build: make pt2pt GPU=cuda|rocm, and a GPU-aware MPI); the
- * MPI_Bsend attach buffer stays in host memory, MPI copies into it. */
+ * MPI_Bsend attach buffer stays in host memory, MPI copies into it.
+ *
+ * --verify N: after each size's samples, N untimed ping-pongs whose every
+ * payload carries a pattern of its own (size, message, direction) and is
+ * checked byte by byte on arrival, the receive buffer poisoned before each
+ * receive (a message that never landed is caught too): one SENTINEL_VERIFY
+ * line per size, and a SENTINEL_CORRUPT line for the first wrong byte of
+ * each direction. --corrupt-at SIZE flips one byte of rank 0's first
+ * verified message of that size after its pattern is written: what a link
+ * that delivers a wrong byte does (a test of the verdict, never a site's). */
 #include "../common/bench_common.h"
 #include "../common/bench_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PROGRAM "pt2pt"
 #define NBUF 16
@@ -38,6 +48,7 @@ typedef struct {
     long min_size, max_size, iterations, iterations_large, windows, windows_large;
     long repetitions, warmup, window;
     unsigned metrics, modes;
+    long verify, corrupt_at; /* --verify messages per size; --corrupt-at size (0: none) */
     int buffers;     /* sb_buf_kind */
     sb_gpu_info gpu; /* --buffers device: this rank's GPU (prepare) */
 } options;
@@ -58,20 +69,22 @@ static const char usage[] =
     "             [--modes standard,synchronous,buffered,ready,diffbuf]\n"
     "             [--min-size B] [--max-size B] [--iterations N] [--iterations-large N]\n"
     "             [--windows N] [--windows-large N] [--repetitions R] [--warmup W]\n"
-    "             [--window W] [--buffers host|device]\n"
+    "             [--window W] [--buffers host|device] [--verify N] [--corrupt-at B]\n"
     "  sizes are 0 (when --min-size is 0) and the powers of two up to --max-size\n"
     "  (default 4194304); per sample --iterations (1000) operations up to 64 KiB,\n"
     "  --iterations-large (100) above, and --windows (100) / --windows-large (20)\n"
     "  windows of --window (64) messages for bw and bibw; --repetitions samples (10)\n"
     "  per value; --warmup (100) untimed operations per size before the samples,\n"
-    "  scaled by the sample's count over --iterations (10 before 20 windows)\n"
+    "  scaled by the sample's count over --iterations (10 before 20 windows);\n"
+    "  --verify N (0) untimed ping-pongs per size, every byte checked (host buffers);\n"
+    "  --corrupt-at B flips a byte of the first verified message of B bytes (tests)\n"
     SB_BUFFERS_USAGE;
 
 static int parse_options(int argc, char **argv, void *opts, char *err, size_t errlen)
 {
     options *o = opts;
     *o = (options){0, 4194304, 1000, 100, 100, 20, 10, 100, 64,
-                   (1u << NMETRIC) - 1, (1u << NMODE) - 1, SB_BUF_HOST, {0, 0, ""}};
+                   (1u << NMETRIC) - 1, (1u << NMODE) - 1, 0, 0, SB_BUF_HOST, {0, 0, ""}};
     const sb_option table[] = {
         SB_OPTION_NAMES("--metrics", &o->metrics, metric_names, NMETRIC),
         SB_OPTION_NAMES("--modes", &o->modes, mode_names, NMODE),
@@ -85,9 +98,20 @@ static int parse_options(int argc, char **argv, void *opts, char *err, size_t er
         SB_OPTION_LONG("--warmup", &o->warmup, 0, 100000000),
         SB_OPTION_LONG("--window", &o->window, 1, 4096),
         SB_OPTION_NAME("--buffers", &o->buffers, sb_buf_kind_names, SB_NBUF_KIND),
+        SB_OPTION_LONG("--verify", &o->verify, 0, 100000000),
+        SB_OPTION_LONG("--corrupt-at", &o->corrupt_at, 0, 1L << 30),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
+    if (o->verify && o->buffers == SB_BUF_DEVICE) {
+        snprintf(err, errlen, "--verify checks payloads in host memory: not with --buffers device");
+        return -1;
+    }
+    if (o->corrupt_at && !o->verify) {
+        snprintf(err, errlen, "--corrupt-at %ld corrupts a verified message: it needs --verify",
+                 o->corrupt_at);
+        return -1;
+    }
     return sb_check_size_range(o->min_size, o->max_size, err, errlen);
 }
 
@@ -105,9 +129,11 @@ static void print_config(const void *opts, int world)
     const options *o = opts;
     printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
            "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
-           "window=%ld buffers=%s", world, o->min_size, o->max_size, o->iterations,
+           "window=%ld buffers=%s verify=%ld", world, o->min_size, o->max_size, o->iterations,
            o->iterations_large, o->windows, o->windows_large, o->repetitions, o->warmup,
-           o->window, sb_buf_kind_names[o->buffers]);
+           o->window, sb_buf_kind_names[o->buffers], o->verify);
+    if (o->corrupt_at)
+        printf(" corrupt_at=%ld", o->corrupt_at);
     if (o->buffers == SB_BUF_DEVICE) /* rank 0's device */
         printf(" gpu_runtime=%s gpu_name=%s gpu_count=%d gpu_device=%d", sb_gpu_runtime(),
                o->gpu.name, o->gpu.count, o->gpu.device);
@@ -334,6 +360,92 @@ static void measure_logp(context *c, const options *o, long size, double *sample
     report(c, "logp_or", "standard", size, samples, o->repetitions, 0, 0);
 }
 
+/* The byte at `offset` of message `msg` of `size` bytes sent by rank `from`:
+ * a pattern of its own per message and direction, never constant. */
+static unsigned char pattern(long size, long msg, int from, long offset)
+{
+    unsigned long seed = (unsigned long)size * 2654435761ul + (unsigned long)msg * 40503ul +
+                         (unsigned long)from * 977ul;
+    return (unsigned char)((seed >> 3) + (unsigned long)offset * 131ul + (offset >> 8));
+}
+
+/* The first wrong byte of a verification direction, if any. */
+typedef struct {
+    long errors, message, offset; /* messages with a wrong byte; the first one and where */
+    int expected, got;
+} verdict;
+
+static void fill(char *b, long size, long msg, int from)
+{
+    for (long k = 0; k < size; k++)
+        b[k] = (char)pattern(size, msg, from, k);
+}
+
+static void check(const char *b, long size, long msg, int from, verdict *v)
+{
+    for (long k = 0; k < size; k++) {
+        unsigned char want = pattern(size, msg, from, k);
+        if ((unsigned char)b[k] != want) {
+            if (v->errors++ == 0) {
+                v->message = msg;
+                v->offset = k;
+                v->expected = want;
+                v->got = (unsigned char)b[k];
+            }
+            return;
+        }
+    }
+}
+
+/* --verify: untimed ping-pongs of `size` bytes, every payload checked where it
+ * lands. Rank 0 prints the size's line and, for each direction that went
+ * wrong, its first wrong byte. */
+static void verify_size(context *c, const options *o, long size)
+{
+    verdict mine = {0, -1, -1, 0, 0};
+    char *rb = c->buf[0], *sb = c->buf[1];
+    int n = (int)size, peer = c->peer;
+    MPI_Barrier(c->comm);
+    for (long i = 0; i < o->verify; i++) {
+        memset(rb, 0x5a ^ (int)(i & 0xff), (size_t)size); /* poison: a stale buffer fails */
+        if (c->rank == 0) {
+            fill(sb, size, i, 0);
+            if (i == 0 && o->corrupt_at == size)
+                sb[size / 2] = (char)(sb[size / 2] ^ 0x01);
+            MPI_Send(sb, n, MPI_CHAR, peer, 8, c->comm);
+            MPI_Recv(rb, n, MPI_CHAR, peer, 9, c->comm, &c->stats[0]);
+            check(rb, size, i, 1, &mine);
+        } else {
+            MPI_Recv(rb, n, MPI_CHAR, peer, 8, c->comm, &c->stats[0]);
+            check(rb, size, i, 0, &mine);
+            fill(sb, size, i, 1);
+            MPI_Send(sb, n, MPI_CHAR, peer, 9, c->comm);
+        }
+    }
+    long theirs[3] = {0, -1, -1};
+    int bytes[2] = {0, 0};
+    if (c->rank == 1) {
+        long sent[3] = {mine.errors, mine.message, mine.offset};
+        int vals[2] = {mine.expected, mine.got};
+        MPI_Send(sent, 3, MPI_LONG, 0, 10, c->comm);
+        MPI_Send(vals, 2, MPI_INT, 0, 11, c->comm);
+        return;
+    }
+    MPI_Recv(theirs, 3, MPI_LONG, 1, 10, c->comm, &c->stats[0]);
+    MPI_Recv(bytes, 2, MPI_INT, 1, 11, c->comm, &c->stats[0]);
+    printf("SENTINEL_VERIFY bytes=%ld messages=%ld errors=%ld\n", size, 2 * o->verify,
+           mine.errors + theirs[0]);
+    if (theirs[0]) /* rank 1 received wrong bytes from rank 0 */
+        printf("SENTINEL_CORRUPT bytes=%ld from=0 to=1 message=%ld offset=%ld expected=0x%02x "
+               "got=0x%02x errors=%ld\n", size, theirs[1], theirs[2], bytes[0], bytes[1],
+               theirs[0]);
+    if (mine.errors)
+        printf("SENTINEL_CORRUPT bytes=%ld from=1 to=0 message=%ld offset=%ld expected=0x%02x "
+               "got=0x%02x errors=%ld\n", size, mine.message, mine.offset, mine.expected,
+               mine.got, mine.errors);
+    fflush(stdout);
+}
+
 static void run_size(context *c, const options *o, long size, double *samples)
 {
     if (o->metrics & (1u << M_LATENCY))
@@ -351,6 +463,8 @@ static void run_size(context *c, const options *o, long size, double *samples)
             measure(c, o, run_stream, M_UNILATENCY, 0, "logp_g0", "standard", 0, 0, samples);
         measure_logp(c, o, size, samples);
     }
+    if (o->verify && size > 0)
+        verify_size(c, o, size);
 }
 
 /* Allocates the buffers; 0, or -1 after writing this rank's problem (if it

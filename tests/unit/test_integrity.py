@@ -1,0 +1,53 @@
+"""The payload-integrity verdict on outputs this project captured (tests/data/integrity)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sentinel.analysis.integrity import require_intact, verified_sizes
+from sentinel.errors import SentinelError
+from sentinel.parsers.sentinel_output import parse
+from tests.conftest import DATA
+
+INTEGRITY = DATA / "integrity"
+
+
+def _out(name: str, edit=None):
+    text = (INTEGRITY / name).read_text()
+    return parse(edit(text) if edit else text, "pt2pt")
+
+
+def test_every_size_verified_intact_is_silent():
+    out = _out("pt2pt-mpich-ucx-sm-verified.out")
+    assert [r.integer("bytes") for r in out.of("VERIFY")] == verified_sizes(4096)
+    require_intact(out, 5, 4096, "mpich/ucx-sm")
+    require_intact(out, 0, 4096, "mpich/ucx-sm")  # no pass asked: nothing judged
+
+
+def test_a_corrupted_byte_is_named_by_pair_size_byte_and_transport():
+    out = _out("pt2pt-openmpi-ob1-vader-corrupt-1024.out")
+    with pytest.raises(SentinelError) as err:
+        require_intact(out, 5, 4096, "openmpi/ob1-vader")
+    assert str(err.value) == (
+        "data corrupted over openmpi/ob1-vader: a 1024-byte message from rank 0 on vm to "
+        "rank 1 on vm arrived with byte 512 = 0x83 instead of 0x82 (message 0; 1 of the 5 "
+        "verified messages of that size in that direction wrong)")
+
+
+def test_a_size_the_pass_left_out_or_cut_short_fails():
+    drop = _out("pt2pt-mpich-ucx-sm-verified.out",
+                lambda t: re.sub(r"^SENTINEL_VERIFY bytes=2048 .*\n", "", t, flags=re.M))
+    with pytest.raises(SentinelError, match=r"not reported for size\(s\) 2048 B"):
+        require_intact(drop, 5, 4096, "mpich/ucx-sm")
+    with pytest.raises(SentinelError, match="fewer than the 20 messages asked at size"):
+        require_intact(_out("pt2pt-mpich-ucx-sm-verified.out"), 10, 4096, "mpich/ucx-sm")
+
+
+def test_a_counted_error_without_its_line_is_still_a_corruption():
+    counted = _out("pt2pt-mpich-ucx-sm-verified.out", lambda t: t.replace(
+        "SENTINEL_VERIFY bytes=64 messages=10 errors=0",
+        "SENTINEL_VERIFY bytes=64 messages=10 errors=1"))
+    with pytest.raises(SentinelError, match=r"data corrupted over mpich/ucx-sm at size\(s\) 64 B"):
+        require_intact(counted, 5, 4096, "mpich/ucx-sm")
