@@ -33,6 +33,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, variable
 
 from sentinel.analysis import fabric, fabric_modes, fabric_sweep
+from sentinel.analysis.integrity import require_intact
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
@@ -122,11 +123,26 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
     #: :default: ``''`` (set by sanity)
     cleared = variable(str, value="", loggable=True)
 
+    #: Pairs mode: untimed messages per directed pair of the sweep whose every
+    #: byte is checked where it lands, after the sweep (0: none; at most
+    #: ``iterations``). A wrong byte fails the test naming the link.
+    #:
+    #: :type: :class:`int`
+    verify = variable(int, value=0)
+
+    #: ``S:D``: the benchmark corrupts one byte of the first verified message
+    #: from rank S to rank D on purpose, the test of the verdict, never a
+    #: site's setting (``none``).
+    #:
+    #: :type: :class:`str`
+    corrupt_link = variable(typ.Str[r"none|\d+:\d+"], value="none")
+
     build = fixture(BenchBuild, scope="environment", variables={"bench": "fabric"})
     spec = fabric.SPEC
     bench = "fabric"
     bench_options = ("mode", "rounds", "size", "iterations", "latency_iterations",
-                     "repetitions", "confirm", "bw_factor", "latency_factor")
+                     "repetitions", "confirm", "bw_factor", "latency_factor", "verify",
+                     "corrupt_link")
     tags = {"fabric", "nightly", "acceptance"}
     between_nodes = True
     #: A sweep spans the whole partition: it runs as often as the nightly
@@ -159,6 +175,8 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
         return self._pairs(out, stdout)
 
     def _pairs(self, out: BenchOutput, stdout: str) -> Values:
+        require_intact(out, self.transport, self.verify, [self.size],
+                       self.verify * len(out.of("FABRIC_PAIR")))
         pairs = fabric_sweep.pairs_of(out, stdout)
         alone = fabric_sweep.alone_of(out, stdout)
         self.fabric_pairs = fabric_sweep.pairs_json(pairs)

@@ -28,7 +28,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
-from sentinel.analysis.integrity import require_intact
+from sentinel.analysis.integrity import require_intact, verified_sizes
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
@@ -122,7 +122,7 @@ class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches):
 
     def analyse(self, out: BenchOutput) -> Values:
         """Every verified payload intact; curves, fits and LogP, the protocol switches aside."""
-        require_intact(out, self.verify, self.max_size, self.transport)
+        require_intact(out, self.transport, self.verify, verified_sizes(self.max_size))
         values, switches = pt2pt.analyse(out)
         self.record_switches(switches)
         return values

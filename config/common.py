@@ -145,6 +145,8 @@ modes = [
         # the fabric's ring neighbours only (4 steps at any size); every pair
         # (2 (N-1) steps) in acceptance
         "-S", "FabricCheck.rounds=neighbours",
+        # and 2 untimed messages a directed pair checked byte by byte after it
+        "-S", "FabricCheck.verify=2",
         # a neighbours sweep measures for seconds: 2 minutes a launch bounds
         # it (64 nodes x 8 Open MPI transports: 21 node-hours before it is measured)
         "-S", "FabricCheck.time_limit=2m",

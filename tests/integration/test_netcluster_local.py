@@ -390,6 +390,29 @@ def test_the_pairs_sweep_names_the_slow_node_or_link_and_only_it(cluster, m2_slo
     assert [_named(tc) for tc in linked] == [{("link", "m1 <-> m3")}] * SWEEPS
 
 
+def _verified(conf: Path, out: Path, *extra: str) -> dict:
+    """One neighbours sweep, 3 verified messages a directed pair."""
+    run = _on_net(conf, out, [*FABRIC, "-n", "^FabricCheck.*mapping=node.*mode=pairs",
+                              "-S", f"FabricCheck.latency_factor={RIG_LATENCY_FACTOR}",
+                              "-S", "FabricCheck.rounds=neighbours",
+                              "-S", "FabricCheck.verify=3", *extra], ("fabric.py",))
+    return run.case("FabricCheck", transport="ofi-tcp", mapping="node")
+
+
+def test_a_link_that_corrupts_a_byte_is_named_and_intact_links_pass(cluster, tmp_path):
+    need_stack("intelmpi")
+    clean = _verified(cluster, tmp_path / "intact")
+    assert clean["result"] == "pass", clean.get("fail_reason")
+    bad = _verified(cluster, tmp_path / "corrupt", "-S", "FabricCheck.corrupt_link=1:2")
+    reason = bad.get("fail_reason") or ""
+    assert bad["result"] == "fail"
+    # ranks 1 and 2 on two nodes of their own: the link named by both, and the byte
+    found = re.search(r"data corrupted over intelmpi/ofi-tcp: a 1048576-byte message from "
+                      r"rank 1 on (m\d) to rank 2 on (m\d) arrived with byte 524288 = ", reason)
+    assert found and found.group(1) != found.group(2), reason
+    assert "(message 0; 1 of the 3 verified messages" in reason, reason
+
+
 def test_aggregate_loaded_and_patterns_run_over_the_four_nodes(cluster, tmp_path):
     need_stack("intelmpi")
     run = _on_net(cluster, tmp_path / "modes", [

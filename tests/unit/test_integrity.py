@@ -22,14 +22,14 @@ def _out(name: str, edit=None):
 def test_every_size_verified_intact_is_silent():
     out = _out("pt2pt-mpich-ucx-sm-verified.out")
     assert [r.integer("bytes") for r in out.of("VERIFY")] == verified_sizes(4096)
-    require_intact(out, 5, 4096, "mpich/ucx-sm")
-    require_intact(out, 0, 4096, "mpich/ucx-sm")  # no pass asked: nothing judged
+    require_intact(out, "mpich/ucx-sm", 5, verified_sizes(4096))
+    require_intact(out, "mpich/ucx-sm", 0, verified_sizes(4096))  # none asked: nothing judged
 
 
 def test_a_corrupted_byte_is_named_by_pair_size_byte_and_transport():
     out = _out("pt2pt-openmpi-ob1-vader-corrupt-1024.out")
     with pytest.raises(SentinelError) as err:
-        require_intact(out, 5, 4096, "openmpi/ob1-vader")
+        require_intact(out, "openmpi/ob1-vader", 5, verified_sizes(4096))
     assert str(err.value) == (
         "data corrupted over openmpi/ob1-vader: a 1024-byte message from rank 0 on vm to "
         "rank 1 on vm arrived with byte 512 = 0x83 instead of 0x82 (message 0; 1 of the 5 "
@@ -40,9 +40,10 @@ def test_a_size_the_pass_left_out_or_cut_short_fails():
     drop = _out("pt2pt-mpich-ucx-sm-verified.out",
                 lambda t: re.sub(r"^SENTINEL_VERIFY bytes=2048 .*\n", "", t, flags=re.M))
     with pytest.raises(SentinelError, match=r"not reported for size\(s\) 2048 B"):
-        require_intact(drop, 5, 4096, "mpich/ucx-sm")
+        require_intact(drop, "mpich/ucx-sm", 5, verified_sizes(4096))
     with pytest.raises(SentinelError, match="fewer than the 20 messages asked at size"):
-        require_intact(_out("pt2pt-mpich-ucx-sm-verified.out"), 10, 4096, "mpich/ucx-sm")
+        require_intact(_out("pt2pt-mpich-ucx-sm-verified.out"), "mpich/ucx-sm", 10,
+                       verified_sizes(4096))
 
 
 def test_a_counted_error_without_its_line_is_still_a_corruption():
@@ -50,4 +51,20 @@ def test_a_counted_error_without_its_line_is_still_a_corruption():
         "SENTINEL_VERIFY bytes=64 messages=10 errors=0",
         "SENTINEL_VERIFY bytes=64 messages=10 errors=1"))
     with pytest.raises(SentinelError, match=r"data corrupted over mpich/ucx-sm at size\(s\) 64 B"):
-        require_intact(counted, 5, 4096, "mpich/ucx-sm")
+        require_intact(counted, "mpich/ucx-sm", 5, verified_sizes(4096))
+
+
+def test_the_fabric_sweep_names_the_directed_pair_that_corrupted_a_message():
+    out = _out("fabric-openmpi-vader-4ranks-corrupt-1-2.out")
+    pairs = len(out.of("FABRIC_PAIR"))
+    with pytest.raises(SentinelError) as err:
+        require_intact(out, "openmpi/ob1-vader", 3, [65536], 3 * pairs)
+    assert str(err.value).startswith(
+        "data corrupted over openmpi/ob1-vader: a 65536-byte message from rank 1 on vm to "
+        "rank 2 on vm arrived with byte 32768 = 0xa2 instead of 0xa3 (message 0; 1 of the 3 ")
+    # the sweep's count of messages is every directed pair's
+    clean = _out("fabric-openmpi-vader-4ranks-corrupt-1-2.out", lambda t: re.sub(
+        r"^SENTINEL_CORRUPT .*\n", "", t, flags=re.M).replace("errors=1", "errors=0"))
+    require_intact(clean, "openmpi/ob1-vader", 3, [65536], 3 * pairs)
+    with pytest.raises(SentinelError, match="fewer than the 27 messages"):
+        require_intact(clean, "openmpi/ob1-vader", 3, [65536], 3 * (pairs + 1))

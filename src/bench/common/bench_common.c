@@ -558,3 +558,33 @@ void sb_finalize(const char *program)
     }
     MPI_Finalize();
 }
+
+unsigned char sb_pattern_byte(long size, long msg, int from, long offset)
+{
+    unsigned long seed = (unsigned long)size * 2654435761ul + (unsigned long)msg * 40503ul +
+                         (unsigned long)from * 977ul;
+    return (unsigned char)((seed >> 3) + (unsigned long)offset * 131ul +
+                           ((unsigned long)offset >> 8));
+}
+
+void sb_pattern_fill(char *buf, long size, long msg, int from)
+{
+    for (long k = 0; k < size; k++)
+        buf[k] = (char)sb_pattern_byte(size, msg, from, k);
+}
+
+void sb_pattern_check(const char *buf, long size, long msg, int from, sb_verdict *v)
+{
+    for (long k = 0; k < size; k++) {
+        unsigned char want = sb_pattern_byte(size, msg, from, k);
+        if ((unsigned char)buf[k] == want)
+            continue;
+        if (v->errors++ == 0) {
+            v->message = msg;
+            v->offset = k;
+            v->expected = want;
+            v->got = (unsigned char)buf[k];
+        }
+        return;
+    }
+}

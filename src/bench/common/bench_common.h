@@ -114,6 +114,18 @@ double sb_min(const double *values, int n);
  * least 95 % probability (the range, x(1) .. x(n), below 9 samples). */
 void sb_median_interval(double *values, int n, double *lo, double *hi);
 
+/* Payload verification (--verify): byte `offset` of message `msg` of `size`
+ * bytes sent by rank `from`, a pattern of its own per message and sender;
+ * a buffer filled with it; and a received buffer checked against it, the
+ * first wrong byte of the first wrong message kept in *v. */
+typedef struct {
+    long errors, message, offset; /* messages with a wrong byte; the first one and where */
+    int expected, got;
+} sb_verdict;
+unsigned char sb_pattern_byte(long size, long msg, int from, long offset);
+void sb_pattern_fill(char *buf, long size, long msg, int from);
+void sb_pattern_check(const char *buf, long size, long msg, int from, sb_verdict *v);
+
 /* Every rank of comm reports host and CPU affinity; rank 0 prints one
  * SENTINEL_AFFINITY line per rank, in rank order. */
 int sb_report_affinity(MPI_Comm comm);

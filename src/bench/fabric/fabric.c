@@ -48,6 +48,15 @@
  *                  onnode_mbs=X onnode_lo_mbs=L onnode_hi_mbs=H offnode_ranks=b
  *                  offnode_mbs=Y offnode_lo_mbs=L offnode_hi_mbs=H
  *              (a mean of none is printed as -, not as a number).
+ *   With --verify V > 0 (pairs), after the sweep's passes, every directed
+ *   pair of the sweep carries V more messages of --size bytes, untimed, each
+ *   with a pattern of its own (step, message, sender) checked byte by byte
+ *   where it lands (the receive slots poisoned first):
+ *                SENTINEL_VERIFY bytes=B messages=M errors=E
+ *                SENTINEL_CORRUPT bytes=B from=S to=D message=K offset=O
+ *                  expected=0xXX got=0xYY errors=e   (each receiver that saw one)
+ *   --corrupt-link S:D flips one byte of the first verified message from
+ *   rank S to rank D after its pattern is written (a test of the verdict).
  * Nothing is printed inside a timed region; rank 0 prints after gathering. */
 #include "../common/bench_common.h"
 
@@ -72,11 +81,13 @@ static const char *const pattern_names[NPATTERN] = {
 #define TAG_DATA 1
 #define TAG_PING 2
 #define TAG_STOP 3
+#define TAG_VERIFY 4
 
 typedef struct {
     unsigned mode, rounds;
-    long bytes, iterations, latency_iterations, repetitions, confirm;
+    long bytes, iterations, latency_iterations, repetitions, confirm, verify;
     double bw_factor, latency_factor;
+    int corrupt_src, corrupt_dst; /* --corrupt-link S:D; -1: none */
 } options;
 
 static const char usage[] =
@@ -87,7 +98,9 @@ static const char usage[] =
     "  (3) per pair (the median is printed); --rounds (all): every pair, or neighbours\n"
     "  [--confirm K] [--bw-factor F] [--latency-factor F]  (pairs) measure again alone\n"
     "  up to K (0) links whose bandwidth is F (2) times below the partition's level or\n"
-    "  latency F (3) times above it, between nodes that are not slow as a whole\n";
+    "  latency F (3) times above it, between nodes that are not slow as a whole\n"
+    "  [--verify V] (pairs) V (0) untimed messages per directed pair, every byte checked\n"
+    "  (at most --iterations); [--corrupt-link S:D|none] flips a byte from S to D (tests)\n";
 
 /* A list-of-names option that takes exactly one name: its index in *target. */
 static int one_name(const char *option, const char *val, const char *const *names, int n,
@@ -128,11 +141,32 @@ static int parse_factor(const sb_option *opt, const char *val, char *err, size_t
     return 0;
 }
 
+/* --corrupt-link S:D (two ranks) or none. */
+static int parse_link(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    int *link = opt->target.custom, src = -1, dst = -1, used = 0;
+    if (strcmp(val, "none") == 0) {
+        link[0] = link[1] = -1;
+        return 0;
+    }
+    if (sscanf(val, "%d:%d%n", &src, &dst, &used) != 2 || val[used] != '\0' || src < 0 ||
+        dst < 0 || src == dst) {
+        snprintf(err, errlen, "%s: '%s' is not two different ranks S:D (or none)", opt->name,
+                 val);
+        return -1;
+    }
+    link[0] = src;
+    link[1] = dst;
+    return 0;
+}
+
 static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
 {
     *o = (options){.mode = NMODE, .rounds = R_ALL, .bytes = 1048576, .iterations = 20,
                    .latency_iterations = 1000, .repetitions = 3, .confirm = 0,
-                   .bw_factor = 2.0, .latency_factor = 3.0};
+                   .verify = 0, .bw_factor = 2.0, .latency_factor = 3.0,
+                   .corrupt_src = -1, .corrupt_dst = -1};
+    int link[2] = {-1, -1};
     const sb_option table[] = {
         SB_OPTION_HELP("--help"),
         SB_OPTION_CUSTOM("--mode", &o->mode, parse_mode),
@@ -144,9 +178,22 @@ static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
         SB_OPTION_LONG("--confirm", &o->confirm, 0, 100000),
         SB_OPTION_CUSTOM("--bw-factor", &o->bw_factor, parse_factor),
         SB_OPTION_CUSTOM("--latency-factor", &o->latency_factor, parse_factor),
+        SB_OPTION_LONG("--verify", &o->verify, 0, 1000000),
+        SB_OPTION_CUSTOM("--corrupt-link", link, parse_link),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)
         return -1;
+    o->corrupt_src = link[0];
+    o->corrupt_dst = link[1];
+    if (o->verify > o->iterations) {
+        snprintf(err, errlen, "--verify %ld: at most --iterations (%ld) messages a pair "
+                 "(the receive window's slots)", o->verify, o->iterations);
+        return -1;
+    }
+    if (o->corrupt_src >= 0 && o->verify == 0) {
+        snprintf(err, errlen, "--corrupt-link corrupts a verified message: it needs --verify");
+        return -1;
+    }
     if (o->mode == NMODE) {
         snprintf(err, errlen, "--mode is required\n%s", usage);
         return -1;
@@ -478,6 +525,75 @@ static void confirm_suspects(const fabric *f, const options *o, const double *bw
     free(ends);
 }
 
+/* --verify: every directed pair of the sweep, step by step, carries
+ * o->verify untimed messages whose every byte is checked where it lands.
+ * Rank 0 prints the total and each receiver's first wrong byte. */
+static void verify_pairs(const fabric *f, const options *o)
+{
+    int steps = 2 * matchings(f->size, o->rounds);
+    long v = o->verify, checked = 0;
+    size_t bytes = (size_t)o->bytes;
+    sb_verdict mine = {0, -1, -1, 0, 0};
+    int bad_from = -1;
+    MPI_Request *req = malloc((size_t)v * sizeof *req);
+    MPI_Status *status = malloc((size_t)v * sizeof *status); /* as in exchange() */
+    if (req == NULL || status == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    for (int s = 0; s < steps; s++) {
+        int peer = sweep_peer(f, o, s / 2);
+        int sends = peer >= 0 && (s % 2 == 0) == (f->rank < peer);
+        int receives = peer >= 0 && !sends;
+        if (receives) {
+            memset(f->recv, 0x5a ^ (s & 0xff), bytes * (size_t)v); /* poison */
+            for (long i = 0; i < v; i++)
+                MPI_Irecv(f->recv + (size_t)i * bytes, (int)bytes, MPI_BYTE, peer, TAG_VERIFY,
+                          MPI_COMM_WORLD, &req[i]);
+        }
+        for (long i = 0; sends && i < v; i++) {
+            sb_pattern_fill(f->send, o->bytes, (long)s * v + i, f->rank);
+            if (i == 0 && f->rank == o->corrupt_src && peer == o->corrupt_dst)
+                f->send[bytes / 2] = (char)(f->send[bytes / 2] ^ 0x01);
+            MPI_Send(f->send, (int)bytes, MPI_BYTE, peer, TAG_VERIFY, MPI_COMM_WORLD);
+        }
+        if (receives) {
+            MPI_Waitall((int)v, req, status);
+            long before = mine.errors;
+            for (long i = 0; i < v; i++)
+                sb_pattern_check(f->recv + (size_t)i * bytes, o->bytes, (long)s * v + i, peer,
+                                 &mine);
+            if (before == 0 && mine.errors)
+                bad_from = peer;
+            checked += v;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(req);
+    free(status);
+    long me[7] = {checked, mine.errors, bad_from, mine.message, mine.offset, mine.expected,
+                  mine.got};
+    long *all = f->rank == 0 ? malloc(7 * (size_t)f->size * sizeof *all) : NULL;
+    if (f->rank == 0 && all == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    MPI_Gather(me, 7, MPI_LONG, all, 7, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (f->rank != 0)
+        return;
+    long total = 0, errors = 0;
+    for (int r = 0; r < f->size; r++) {
+        total += all[7 * r];
+        errors += all[7 * r + 1];
+    }
+    printf("SENTINEL_VERIFY bytes=%ld messages=%ld errors=%ld\n", o->bytes, total, errors);
+    for (int r = 0; r < f->size; r++) {
+        const long *x = &all[7 * r];
+        if (x[1])
+            printf("SENTINEL_CORRUPT bytes=%ld from=%ld to=%d message=%ld offset=%ld "
+                   "expected=0x%02lx got=0x%02lx errors=%ld\n", o->bytes, x[2], r, x[3] % v,
+                   x[4], (unsigned long)x[5], (unsigned long)x[6], x[1]);
+    }
+    fflush(stdout);
+    free(all);
+}
+
 /* The pairs sweep: every directed pair of the matchings, one way at a time.
  * The repetitions are passes over the whole sweep, not back-to-back
  * measurements of one step: a pair's median then comes from samples spread
@@ -528,6 +644,8 @@ static void pairs(const fabric *f, const options *o)
         printf("SENTINEL_FABRIC_SWEEP steps=%d seconds=%.3f\n", steps, seconds);
     if (o->confirm > 0)
         confirm_suspects(f, o, bw_of, latency_of);
+    if (o->verify > 0)
+        verify_pairs(f, o);
     free(bw_of);
     free(latency_of);
     free(bw);
@@ -759,9 +877,9 @@ int main(int argc, char **argv)
         return rc;
     if (f.rank == 0)
         printf("SENTINEL_CONFIG bench=%s ranks=%d mode=%s rounds=%s bytes=%ld iterations=%ld "
-               "latency_iterations=%ld repetitions=%ld confirm=%ld\n", PROGRAM, f.size,
-               mode_names[o.mode], round_names[o.rounds], o.bytes, o.iterations,
-               o.latency_iterations, o.repetitions, o.confirm);
+               "latency_iterations=%ld repetitions=%ld confirm=%ld verify=%ld\n", PROGRAM,
+               f.size, mode_names[o.mode], round_names[o.rounds], o.bytes, o.iterations,
+               o.latency_iterations, o.repetitions, o.confirm, o.verify);
     rc = sb_report_environment(MPI_COMM_WORLD) == 0 ? 0 : 3;
     f.send = malloc((size_t)o.bytes);
     /* a window of receives, each into its own slot */

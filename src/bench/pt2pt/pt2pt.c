@@ -360,65 +360,28 @@ static void measure_logp(context *c, const options *o, long size, double *sample
     report(c, "logp_or", "standard", size, samples, o->repetitions, 0, 0);
 }
 
-/* The byte at `offset` of message `msg` of `size` bytes sent by rank `from`:
- * a pattern of its own per message and direction, never constant. */
-static unsigned char pattern(long size, long msg, int from, long offset)
-{
-    unsigned long seed = (unsigned long)size * 2654435761ul + (unsigned long)msg * 40503ul +
-                         (unsigned long)from * 977ul;
-    return (unsigned char)((seed >> 3) + (unsigned long)offset * 131ul + (offset >> 8));
-}
-
-/* The first wrong byte of a verification direction, if any. */
-typedef struct {
-    long errors, message, offset; /* messages with a wrong byte; the first one and where */
-    int expected, got;
-} verdict;
-
-static void fill(char *b, long size, long msg, int from)
-{
-    for (long k = 0; k < size; k++)
-        b[k] = (char)pattern(size, msg, from, k);
-}
-
-static void check(const char *b, long size, long msg, int from, verdict *v)
-{
-    for (long k = 0; k < size; k++) {
-        unsigned char want = pattern(size, msg, from, k);
-        if ((unsigned char)b[k] != want) {
-            if (v->errors++ == 0) {
-                v->message = msg;
-                v->offset = k;
-                v->expected = want;
-                v->got = (unsigned char)b[k];
-            }
-            return;
-        }
-    }
-}
-
 /* --verify: untimed ping-pongs of `size` bytes, every payload checked where it
  * lands. Rank 0 prints the size's line and, for each direction that went
  * wrong, its first wrong byte. */
 static void verify_size(context *c, const options *o, long size)
 {
-    verdict mine = {0, -1, -1, 0, 0};
+    sb_verdict mine = {0, -1, -1, 0, 0};
     char *rb = c->buf[0], *sb = c->buf[1];
     int n = (int)size, peer = c->peer;
     MPI_Barrier(c->comm);
     for (long i = 0; i < o->verify; i++) {
         memset(rb, 0x5a ^ (int)(i & 0xff), (size_t)size); /* poison: a stale buffer fails */
         if (c->rank == 0) {
-            fill(sb, size, i, 0);
+            sb_pattern_fill(sb, size, i, 0);
             if (i == 0 && o->corrupt_at == size)
                 sb[size / 2] = (char)(sb[size / 2] ^ 0x01);
             MPI_Send(sb, n, MPI_CHAR, peer, 8, c->comm);
             MPI_Recv(rb, n, MPI_CHAR, peer, 9, c->comm, &c->stats[0]);
-            check(rb, size, i, 1, &mine);
+            sb_pattern_check(rb, size, i, 1, &mine);
         } else {
             MPI_Recv(rb, n, MPI_CHAR, peer, 8, c->comm, &c->stats[0]);
-            check(rb, size, i, 0, &mine);
-            fill(sb, size, i, 1);
+            sb_pattern_check(rb, size, i, 0, &mine);
+            sb_pattern_fill(sb, size, i, 1);
             MPI_Send(sb, n, MPI_CHAR, peer, 9, c->comm);
         }
     }

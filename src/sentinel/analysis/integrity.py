@@ -1,10 +1,11 @@
-"""Payload integrity: what a benchmark's verification pass found (pt2pt ``--verify``).
+"""Payload integrity: what a benchmark's verification pass found (``--verify``).
 
-After each size's samples the benchmark sends untimed messages whose every
-byte carries a pattern of its own (size, message, direction), checks each
-where it lands and prints ``SENTINEL_VERIFY bytes= messages= errors=`` per
-size, and ``SENTINEL_CORRUPT bytes= from= to= message= offset= expected=
-got= errors=`` for the first wrong byte of each direction. A wrong byte is
+After its timed measurements the benchmark sends untimed messages whose
+every byte carries a pattern of its own (size, message, sender), checks
+each where it lands and prints ``SENTINEL_VERIFY bytes= messages= errors=``
+per size, and ``SENTINEL_CORRUPT bytes= from= to= message= offset=
+expected= got= errors=`` for the first wrong byte of each direction (pt2pt:
+its pair; the fabric sweep: each directed pair of the sweep). A wrong byte is
 the run's failure, named by pair, size and where; a size the pass should
 have covered and did not is one too.
 """
@@ -43,29 +44,33 @@ def _wrong(rec: Record, hosts: dict[int, str], verified: int) -> str:
             "messages of that size in that direction wrong)")
 
 
-def require_intact(out: BenchOutput, messages: int, max_size: int, over: str) -> None:
+def require_intact(out: BenchOutput, over: str, per_direction: int, sizes: list[int],
+                   least: int | None = None) -> None:
     """Raise naming the first corrupted payload, or a size the pass did not cover.
 
-    ``messages``: the verified messages asked per size and direction (0:
-    no pass was asked, nothing to judge); ``over``: the transport, named in
-    the error.
+    ``per_direction``: the verified messages asked per size and direction
+    (0: no pass was asked, nothing to judge); ``sizes``: those the pass
+    covers, a ``SENTINEL_VERIFY`` line each; ``least``: the messages each
+    line must count at least (default: both directions of one pair, as
+    pt2pt's); ``over``: the transport, named in the error.
     """
-    if not messages:
+    if not per_direction:
         return
+    least = 2 * per_direction if least is None else least
     hosts = _hosts(out)
     wrong = out.of("CORRUPT")
     if wrong:
         raise SentinelError(f"data corrupted over {over}: " + "; ".join(
-            _wrong(rec, hosts, messages) for rec in wrong))
+            _wrong(rec, hosts, per_direction) for rec in wrong))
     seen = {r.integer("bytes"): r for r in out.of("VERIFY")}
-    missing = [s for s in verified_sizes(max_size) if s not in seen]
+    missing = [s for s in sizes if s not in seen]
     if missing:
-        raise SentinelError(f"payload verification asked ({messages} messages a size and "
+        raise SentinelError(f"payload verification asked ({per_direction} messages a size and "
                             f"direction) but not reported for size(s) "
                             f"{', '.join(map(str, missing))} B")
-    short = [s for s, r in seen.items() if r.integer("messages") < 2 * messages]
+    short = [s for s, r in seen.items() if r.integer("messages") < least]
     if short:
-        raise SentinelError(f"payload verification covered fewer than the {2 * messages} "
+        raise SentinelError(f"payload verification covered fewer than the {least} "
                             f"messages asked at size(s) {', '.join(map(str, sorted(short)))} B")
     failed = [s for s, r in seen.items() if r.integer("errors")]
     if failed:  # counted, yet no line saying where: still a corruption
