@@ -33,19 +33,19 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, variable
 
 from sentinel.analysis import fabric, fabric_modes, fabric_sweep
-from sentinel.analysis.integrity import require_intact
 from sentinel.analysis.variables import Values
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.compat import selection
+from sentinel.rfm.integrity import VerifiedPayloads
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
 
 
 @selection.simple_test
-class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
+class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences, VerifiedPayloads):
     """Every node pair of the partition over one transport; the slow node or link named."""
 
     #: The benchmark's mode: ``pairs``, ``aggregate``, ``loaded``, ``patterns``.
@@ -175,8 +175,7 @@ class FabricCheck(SpanNodes, TransportMappingTest, PartitionReferences):
         return self._pairs(out, stdout)
 
     def _pairs(self, out: BenchOutput, stdout: str) -> Values:
-        require_intact(out, self.transport, self.verify, [self.size],
-                       self.verify * len(out.of("FABRIC_PAIR")))
+        self.require_intact(out, [self.size], self.verify * len(out.of("FABRIC_PAIR")))
         pairs = fabric_sweep.pairs_of(out, stdout)
         alone = fabric_sweep.alone_of(out, stdout)
         self.fabric_pairs = fabric_sweep.pairs_json(pairs)

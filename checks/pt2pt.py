@@ -28,20 +28,22 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, variable
 
 from sentinel.analysis import pt2pt
-from sentinel.analysis.integrity import require_intact, verified_sizes
+from sentinel.analysis.integrity import verified_sizes
 from sentinel.analysis.variables import Values
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.compat import selection
 from sentinel.rfm.gpu import DeviceBuffers
+from sentinel.rfm.integrity import VerifiedPayloads
 from sentinel.rfm.pt2pt import PT2PT_CHECK, feeds_jacobi
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.switches import ProtocolSwitches
 
 
 @selection.simple_test
-class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches):
+class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches,
+                 VerifiedPayloads):
     """Latency, bandwidth, fits and LogP between two ranks over one transport and mapping."""
 
     #: JacobiCheck's weak-scaling model depends on variants of this check by
@@ -122,7 +124,7 @@ class Pt2ptCheck(TransportMappingTest, PartitionReferences, ProtocolSwitches):
 
     def analyse(self, out: BenchOutput) -> Values:
         """Every verified payload intact; curves, fits and LogP, the protocol switches aside."""
-        require_intact(out, self.transport, self.verify, verified_sizes(self.max_size))
+        self.require_intact(out, verified_sizes(self.max_size))
         values, switches = pt2pt.analyse(out)
         self.record_switches(switches)
         return values

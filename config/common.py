@@ -39,6 +39,9 @@ QUICK = [
     "-S", "Pt2ptCheck.windows_large=5",
     "-S", "Pt2ptCheck.repetitions=5",
     "-S", "Pt2ptCheck.warmup=10",
+    # every byte of 2 untimed messages a size and direction checked (the
+    # nightly checks 10): a corrupting path fails the smoke run too
+    "-S", "Pt2ptCheck.verify=2",
     # the same sweep for device buffers (a -S names a class, not its subclasses)
     *(x for var in ("max_size=1048576", "iterations=100", "iterations_large=10", "windows=20",
                     "windows_large=5", "repetitions=5", "warmup=10")

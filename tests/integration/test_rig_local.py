@@ -36,6 +36,7 @@ from tests.integration.conftest import (
     build_bench,
     mpi_env,
     namespaced_slurm,
+    need_environ,
     need_stack,
     start_reframe,
 )
@@ -310,6 +311,80 @@ def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_on
             for e in (*PAIRS, *CURRENT)} <= ran
     assert ("CollectivesCheck", "intelmpi") in ran
     assert set(CURRENT) <= passed, passed
+
+
+#: Each environment's transport between nodes.
+NETWORK = {"openmpi": "ob1-tcp", "mpich": "ucx-tcp", "intelmpi": "ofi-tcp",
+           "openmpi-5_0": "ob1-tcp", "mpich-5_0": "ucx-tcp"}
+#: Verified messages a directed pair in the rig's sweeps.
+RIG_VERIFY = 3
+
+
+def _start_verified(conf: Path, out: Path, *extra: str) -> Started:
+    """Every MPI's fabric neighbours sweep over the 4 nodes, each pair's payloads verified.
+
+    Its latency verdict at the factor the namespaced nodes need (their
+    latency is the kernel waking a rank on a CPU two nodes share:
+    test_netcluster_local's RIG_LATENCY_FACTOR); the pairs' bandwidth is
+    judged as everywhere.
+    """
+    environs = [x for e in NETWORK for x in ("-p", f"{e}$")]
+    transports = ",".join(sorted({f"{e.split('-')[0]}/{t}" for e, t in NETWORK.items()}))
+    return _start_on_rig(conf, out, [
+        *QUICK, RETRY_CRASH, *environs, "-n", "^FabricCheck.*mapping=node.*mode=pairs",
+        "-S", f"FabricCheck.transports={transports}", "-S", "FabricCheck.rounds=neighbours",
+        "-S", "FabricCheck.size=1048576", "-S", "FabricCheck.iterations=10",
+        "-S", "FabricCheck.latency_iterations=300", "-S", "FabricCheck.latency_factor=10",
+        "-S", f"FabricCheck.verify={RIG_VERIFY}", "-S", "time_limit=5m", *extra],
+        ("fabric.py",), {"SENTINEL_MPI_PREFIXES": MPI_PREFIXES})
+
+
+def _sweep_of(run, environ: str) -> dict:
+    need_environ(environ)
+    return run.case("FabricCheck", environ=environ, transport=NETWORK[environ], mapping="node")
+
+
+@pytest.fixture(scope="module")
+def verified_sweeps(rig, tmp_path_factory):
+    """The intact sweeps and those with link 1 -> 2 corrupting a byte, side by side."""
+    out = tmp_path_factory.mktemp("verified")
+    started = [_start_verified(rig, out / "intact"),
+               _start_verified(rig, out / "corrupt", "-S", "FabricCheck.corrupt_link=1:2")]
+    intact, corrupt = (session.wait() for session in started)
+    intact.assert_retries(OMPI_TCP_CRASH)
+    # a corruption is retried as any failure is, and found again
+    corrupt.assert_retries(f"{OMPI_TCP_CRASH}|data corrupted over")
+    return intact, corrupt
+
+
+@pytest.mark.parametrize("environ", sorted(NETWORK))
+def test_every_mpi_carries_each_links_verified_payloads_intact_across_the_nodes(
+        verified_sweeps, environ):
+    tc = _sweep_of(verified_sweeps[0], environ)
+    hosts = {h for h, _ in _affinity(tc).values()}
+    assert hosts == {f"m{k}" for k in range(1, NODES + 1)}, tc["display_name"]
+    # the neighbours sweep's 4 steps (i -> i+1, i -> i-1 at distances 1 and 2 of
+    # the ring of 4): 8 directed pairs a step, each pair's messages verified
+    verify = re.findall(r"^SENTINEL_VERIFY bytes=(\d+) messages=(\d+) errors=(\d+)",
+                        _job_file(tc, "rfm_job.out"), re.M)
+    assert verify and all(e == "0" and int(m) >= RIG_VERIFY for _, m, e in verify), verify
+    if environ == "mpich" and tc["result"] == "fail":
+        # MPICH 4.0.2 over UCX deadlocks in MPI_Finalize between nodes (fixed in 4.2)
+        assert FINALIZE_HANG in tc["fail_reason"], tc["fail_reason"]
+        return
+    assert tc["result"] == "pass", tc.get("fail_reason")
+
+
+@pytest.mark.parametrize("environ", sorted(NETWORK))
+def test_every_mpi_names_the_link_that_corrupts_a_byte(verified_sweeps, environ):
+    tc = _sweep_of(verified_sweeps[1], environ)
+    reason = tc.get("fail_reason") or ""
+    assert tc["result"] == "fail", tc["display_name"]
+    found = re.search(rf"data corrupted over {environ.split('-')[0]}/{NETWORK[environ]}: a "
+                      r"1048576-byte message from rank 1 on (m\d) to rank 2 on (m\d) arrived "
+                      r"with byte 524288 = ", reason)
+    assert found and found.group(1) != found.group(2), reason
+    assert f"(message 0; 1 of the {RIG_VERIFY} verified messages" in reason, reason
 
 
 #: The whole nightly over the rig takes about 40 minutes on this 2-CPU host.

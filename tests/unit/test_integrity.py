@@ -9,6 +9,7 @@ import pytest
 from sentinel.analysis.integrity import require_intact, verified_sizes
 from sentinel.errors import SentinelError
 from sentinel.parsers.sentinel_output import parse
+from sentinel.rfm.integrity import judge_attempt
 from tests.conftest import DATA
 
 INTEGRITY = DATA / "integrity"
@@ -68,3 +69,33 @@ def test_the_fabric_sweep_names_the_directed_pair_that_corrupted_a_message():
     require_intact(clean, "openmpi/ob1-vader", 3, [65536], 3 * pairs)
     with pytest.raises(SentinelError, match="fewer than the 27 messages"):
         require_intact(clean, "openmpi/ob1-vader", 3, [65536], 3 * (pairs + 1))
+
+
+def _attempt(key: tuple[str, str, str], run: int, name: str) -> None:
+    """One attempt of a test case judged on a captured output."""
+    judge_attempt(key, run, lambda: require_intact(_out(name), "openmpi/ob1-vader", 5,
+                                                   verified_sizes(4096)))
+
+
+def test_a_retry_does_not_clear_a_corruption_its_first_attempt_found():
+    key = ("Pt2ptCheck_a", "local:cpu", "openmpi")
+    with pytest.raises(SentinelError, match="arrived with byte 512"):
+        _attempt(key, 0, "pt2pt-openmpi-ob1-vader-corrupt-1024.out")
+    # the retry's payloads arrive intact: it fails with the first attempt's finding
+    with pytest.raises(SentinelError) as err:
+        _attempt(key, 1, "pt2pt-mpich-ucx-sm-verified.out")
+    assert str(err.value).startswith("data corrupted over openmpi/ob1-vader: a 1024-byte ")
+    assert "(in the attempt before; this attempt's payloads arrived intact" in str(err.value)
+    # and a second retry still does
+    with pytest.raises(SentinelError, match="in the attempt before"):
+        _attempt(key, 2, "pt2pt-mpich-ucx-sm-verified.out")
+
+
+def test_a_retry_after_another_failure_and_another_test_case_stay_silent():
+    # a first attempt that failed for a slowdown left no corruption: its retry passes
+    _attempt(("Pt2ptCheck_b", "local:cpu", "openmpi"), 1, "pt2pt-mpich-ucx-sm-verified.out")
+    with pytest.raises(SentinelError):
+        _attempt(("Pt2ptCheck_c", "local:cpu", "openmpi"), 0,
+                 "pt2pt-openmpi-ob1-vader-corrupt-1024.out")
+    # the same check in another environment (its own test case) is not touched
+    _attempt(("Pt2ptCheck_c", "local:cpu", "mpich"), 1, "pt2pt-mpich-ucx-sm-verified.out")
