@@ -634,6 +634,20 @@ def test_fabric_pairs_sweep_judged_on_four_namespaced_nodes(offline):
     assert not re.search(r"node m[124]\b", str(err.value))
 
 
+def test_fabric_verifies_the_pairs_sweep_and_gives_the_other_modes_no_verify(offline):
+    # the nightly sets FabricCheck.verify for every mode; the benchmark refuses
+    # it outside the pairs sweep, so only the sweep's job carries it
+    verify = {"verify": 2}
+    sweep = one(offline, "FabricCheck", "openmpi", partition="rig", variables=verify,
+                transport="openmpi/ob1-tcp", mapping="node", mode="pairs")
+    assert "--verify 2 --corrupt-link none" in sweep.script()
+    for mode, mapping in (("patterns", "core"), ("aggregate", "node")):
+        other = one(offline, "FabricCheck", "openmpi", partition="rig", variables=verify,
+                    transport="openmpi/ob1-tcp", mapping=mapping, mode=mode)
+        assert f"--mode {mode} " in other.script() and "--verify" not in other.script()
+        assert "--corrupt-link" not in other.script()
+
+
 def test_fabric_patterns_on_the_production_pair_verified_at_both_levels(offline):
     params = {"transport": "openmpi/ob1-vader+tcp", "mapping": "core", "mode": "patterns"}
     case = one(offline, "FabricCheck", "openmpi", partition="rig", **params)

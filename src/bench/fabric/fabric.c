@@ -99,7 +99,7 @@ static const char usage[] =
     "  [--confirm K] [--bw-factor F] [--latency-factor F]  (pairs) measure again alone\n"
     "  up to K (0) links whose bandwidth is F (2) times below the partition's level or\n"
     "  latency F (3) times above it, between nodes that are not slow as a whole\n"
-    "  [--verify V] (pairs) V (0) untimed messages per directed pair, every byte checked\n"
+    "  [--verify V] (pairs only) V (0) untimed messages per directed pair, every byte checked\n"
     "  (at most --iterations); [--corrupt-link S:D|none] flips a byte from S to D (tests)\n";
 
 /* A list-of-names option that takes exactly one name: its index in *target. */
@@ -196,6 +196,11 @@ static int parse(int argc, char **argv, options *o, char *err, size_t errlen)
     }
     if (o->mode == NMODE) {
         snprintf(err, errlen, "--mode is required\n%s", usage);
+        return -1;
+    }
+    if ((o->verify > 0 || o->corrupt_src >= 0) && o->mode != M_PAIRS) {
+        snprintf(err, errlen, "--verify and --corrupt-link check the pairs sweep's links: "
+                 "--mode pairs only, not %s", mode_names[o->mode]);
         return -1;
     }
     return 0;
