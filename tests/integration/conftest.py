@@ -154,6 +154,17 @@ def reframe(args: list[str], out: Path, config: Path = ROOT / "config" / "settin
     return start_reframe(args, out, config, env, checks, prefix).wait()
 
 
+def job_file(tc: dict, name: str) -> str:
+    """A file of a test case's job: in its output directory, else in its stage directory.
+
+    ReFrame copies it to the output directory when it cleans the test up; a
+    test that failed, or whose dependents did not all finish (JacobiCheck
+    reads the pt2pt cases), keeps it in its stage directory.
+    """
+    where = Path(tc["outputdir"]) / name
+    return (where if where.exists() else Path(tc["stagedir"]) / name).read_text()
+
+
 def mpi_env() -> dict[str, str]:
     """This process's environment, for launching an MPI directly (as root: allowed)."""
     e = dict(os.environ)

@@ -9,14 +9,12 @@ fails, naming the pair, the size, the byte and the transport.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sentinel.analysis.integrity import verified_sizes
 from sentinel.parsers.sentinel_output import parse
 from tests.conftest import MPI_PREFIXES
-from tests.integration.conftest import QUICK, need_environ, reframe
+from tests.integration.conftest import QUICK, job_file, need_environ, reframe
 
 pytestmark = pytest.mark.integration
 
@@ -27,23 +25,9 @@ TRANSPORTS = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm",
 QUICK_MAX, QUICK_VERIFY = 1048576, 2
 
 
-def _stdout(tc: dict) -> str:
-    """A test case's job output: in its output directory once ReFrame cleaned it up.
-
-    A test whose dependents (JacobiCheck reads the pt2pt cases) did not all
-    finish keeps it in its stage directory.
-    """
-    for where in ("outputdir", "stagedir"):
-        path = Path(tc[where]) / "rfm_job.out"
-        if path.exists():
-            return path.read_text()
-    raise AssertionError(f"{tc['display_name']}: no rfm_job.out in {tc['outputdir']} "
-                         f"or {tc['stagedir']}")
-
-
 def _verified(tc: dict) -> dict[int, tuple[int, int]]:
     """Size -> (messages, errors) of a test case's verification lines."""
-    out = parse(_stdout(tc), "pt2pt")
+    out = parse(job_file(tc, "rfm_job.out"), "pt2pt")
     return {r.integer("bytes"): (r.integer("messages"), r.integer("errors"))
             for r in out.of("VERIFY")}
 

@@ -34,6 +34,7 @@ from tests.integration.conftest import (
     SLURM_PMI_REJECT,
     Started,
     build_bench,
+    job_file,
     mpi_env,
     namespaced_slurm,
     need_environ,
@@ -82,13 +83,7 @@ def _affinity(tc: dict) -> dict[int, tuple[str, str]]:
     """
     return {int(r): (h, c) for r, h, c in
             re.findall(r"^SENTINEL_AFFINITY rank=(\d+) host=(\S+) cpus=(\S+)",
-                       _job_file(tc, "rfm_job.out"), re.M)}
-
-
-def _job_file(tc: dict, name: str) -> str:
-    """A file of the test case's job: in its output directory if it passed, else its stage."""
-    where = Path(tc["outputdir"]) / name
-    return (where if where.exists() else Path(tc["stagedir"]) / name).read_text()
+                       job_file(tc, "rfm_job.out"), re.M)}
 
 
 def _cpus(cpus) -> str:
@@ -283,7 +278,7 @@ def test_the_series_cross_nodes_on_production_pairs_and_hold_shared_memory_to_on
                 continue
             ran.add((check, tc["environ"]))
             if tc["environ"] in OWN_LAUNCH:  # each step of the series, no srun
-                script = _job_file(tc, "rfm_job.sh")
+                script = job_file(tc, "rfm_job.sh")
                 assert OWN_LAUNCH[tc["environ"]] in script and "srun" not in script
             if tc["transport"] in BOTH_LEVELS and tc["result"] == "pass":
                 passed.add(tc["environ"])
@@ -366,7 +361,7 @@ def test_every_mpi_carries_each_links_verified_payloads_intact_across_the_nodes(
     # the neighbours sweep's 4 steps (i -> i+1, i -> i-1 at distances 1 and 2 of
     # the ring of 4): 8 directed pairs a step, each pair's messages verified
     verify = re.findall(r"^SENTINEL_VERIFY bytes=(\d+) messages=(\d+) errors=(\d+)",
-                        _job_file(tc, "rfm_job.out"), re.M)
+                        job_file(tc, "rfm_job.out"), re.M)
     assert verify and all(e == "0" and int(m) >= RIG_VERIFY for _, m, e in verify), verify
     if environ == "mpich" and tc["result"] == "fail":
         # MPICH 4.0.2 over UCX deadlocks in MPI_Finalize between nodes (fixed in 4.2)
