@@ -265,6 +265,32 @@ def namespaced_slurm(tmp_path_factory, name: str, nodes: int, capability: str,
     slurm.down(root)
 
 
+#: Each local environment's shared-memory transport.
+SHARED_MEMORY = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm",
+                 "openmpi-5_0": "ob1-sm", "mpich-5_0": "ucx-sm"}
+
+
+def on_shared_memory(check: str, checks_file: str, out: Path, settings: list[str]) -> Run:
+    """``check`` over the shared-memory transport of each environment here, mapping ``core``.
+
+    One quick-mode session with ``settings`` (``-S`` options); an
+    environment this host lacks is left out (:func:`need_environ`: in CI,
+    where it is required, that fails).
+    """
+    present = []
+    for environ in SHARED_MEMORY:
+        try:
+            need_environ(environ)
+            present.append(environ)
+        except pytest.skip.Exception:
+            continue
+    transports = ",".join(sorted({f"{e.split('-')[0]}/{t}" for e, t in SHARED_MEMORY.items()}))
+    return reframe([*QUICK, *(x for e in present for x in ("-p", f"{e}$")),
+                    "-n", f"^{check}.*mapping=core", "-S", f"{check}.transports={transports}",
+                    *settings, "-r"], out, checks=(checks_file,),
+                   env={"SENTINEL_MPI_PREFIXES": MPI_PREFIXES})
+
+
 @pytest.fixture(scope="session")
 def quick_matrix(tmp_path_factory) -> Run:
     """The quick mode over every MPI installation and transport of this host, run once.

@@ -13,14 +13,12 @@ import pytest
 
 from sentinel.analysis.integrity import verified_sizes
 from sentinel.parsers.sentinel_output import parse
-from tests.conftest import MPI_PREFIXES
-from tests.integration.conftest import QUICK, job_file, need_environ, reframe
+from tests.integration.conftest import SHARED_MEMORY, job_file, need_environ, on_shared_memory
 
 pytestmark = pytest.mark.integration
 
 #: Each environment's shared-memory transport.
-TRANSPORTS = {"openmpi": "ob1-vader", "mpich": "ucx-sm", "intelmpi": "shm",
-              "openmpi-5_0": "ob1-sm", "mpich-5_0": "ucx-sm"}
+TRANSPORTS = SHARED_MEMORY
 #: The quick mode's largest size and its verified messages a size and direction.
 QUICK_MAX, QUICK_VERIFY = 1048576, 2
 
@@ -47,21 +45,9 @@ def test_every_transport_delivers_every_verified_payload_intact(quick_matrix, en
 @pytest.fixture(scope="module")
 def corrupted(tmp_path_factory):
     """Each MPI's shared-memory ping-pong with byte 512 of a 1024-byte message flipped."""
-    present = []
-    for environ in TRANSPORTS:
-        try:
-            need_environ(environ)
-            present.append(environ)
-        except pytest.skip.Exception:
-            continue
-    return reframe([*QUICK, *(x for e in present for x in ("-p", f"{e}$")),
-                    "-n", "^Pt2ptCheck.*mapping=core",
-                    "-S", "Pt2ptCheck.transports=" + ",".join(
-                        sorted({f"{e.split('-')[0]}/{t}" for e, t in TRANSPORTS.items()})),
-                    "-S", "Pt2ptCheck.max_size=4096", "-S", "Pt2ptCheck.modes=standard",
-                    "-S", "Pt2ptCheck.verify=5", "-S", "Pt2ptCheck.corrupt_at=1024", "-r"],
-                   tmp_path_factory.mktemp("corrupt"), checks=("pt2pt.py",),
-                   env={"SENTINEL_MPI_PREFIXES": MPI_PREFIXES})
+    return on_shared_memory("Pt2ptCheck", "pt2pt.py", tmp_path_factory.mktemp("corrupt"), [
+        "-S", "Pt2ptCheck.max_size=4096", "-S", "Pt2ptCheck.modes=standard",
+        "-S", "Pt2ptCheck.verify=5", "-S", "Pt2ptCheck.corrupt_at=1024"])
 
 
 @pytest.mark.parametrize("environ", sorted(TRANSPORTS))

@@ -720,3 +720,53 @@ def test_a_launcher_reframe_does_not_have_is_named_with_its_environment(offline)
                                             r"'mpirn' is no launcher ReFrame has"):
         one(offline, "RingCheck", "openmpi-misspelt", partition="rig",
             transport="openmpi/ob1-sm+tcp", mapping="core")
+
+
+#: The quick mode's sizes, which tests/data/checks/rma-* were captured with.
+RMA_QUICK = {"max_size": 4096, "repetitions": 3}
+
+
+def test_rma_exports_its_one_sided_path_and_is_judged_on_its_run(offline):
+    case = one(offline, "RmaCheck", "openmpi", variables=RMA_QUICK, **OB1)
+    script = case.script()
+    assert "export OMPI_MCA_osc=^ucx" in script and "export OMPI_MCA_osc_base_verbose=100" \
+        in script
+    assert "--ops put,get,acc --syncs fence,lock,pscw --min-size 8 --max-size 4096" in script
+    case.give_outputs("rma-openmpi-ob1-vader-core")
+    case.sanity()
+    assert case.check.one_sided_selected == "osc=rdma"
+    values = case.performance()
+    assert values["put_lock_latency_8B"][4] == "us" and 0 < values["put_lock_latency_8B"][0] < 50
+    assert values["get_lock_bw_peak"][4] == "MB/s" and values["get_lock_bw_peak"][0] > 10
+    assert {f"{op}_{sync}_bw_peak" for op in ("put", "get", "acc")
+            for sync in ("fence", "lock", "pscw")} <= set(values)
+
+
+def test_rma_over_ucx_selects_osc_ucx(offline):
+    case = one(offline, "RmaCheck", "openmpi", variables=RMA_QUICK,
+               transport="openmpi/ucx-sm", mapping="core")
+    assert "export OMPI_MCA_osc=ucx" in case.script()
+    # the ob1-vader run's log shows osc rdma: not the UCX transport's path
+    case.give_outputs("rma-openmpi-ob1-vader-core")
+    with pytest.raises(SanityError, match="transport openmpi/ucx-sm not verified"):
+        case.sanity()
+
+
+def test_rma_data_that_landed_wrong_fails_naming_the_epoch_and_the_pair(offline):
+    case = one(offline, "RmaCheck", "openmpi", variables={"max_size": 64, "corrupt_at": 64},
+               **OB1)
+    case.give_outputs("rma-openmpi-ob1-vader-core-corrupt")
+    with pytest.raises(SanityError, match=r"one-sided data corrupted over openmpi/ob1-vader: "
+                       r"the 64-byte put under fence from rank 0 on vm to rank 1 on vm landed "
+                       r"with the byte at offset 32 = 0xe9 instead of 0xe8 \(1 wrong\);.* and "
+                       r"6 more epoch\(s\)"):
+        case.sanity()
+
+
+def test_rma_an_epoch_the_benchmark_did_not_verify_fails_naming_it(offline):
+    case = one(offline, "RmaCheck", "openmpi", variables=RMA_QUICK, **OB1)
+    case.give_outputs("rma-openmpi-ob1-vader-core", lambda text: re.sub(
+        r"^SENTINEL_VERIFY op=get sync=lock bytes=64 .*\n", "", text, flags=re.M))
+    with pytest.raises(SanityError, match="the rma benchmark verified no epoch of get under "
+                                          "lock at 64 B"):
+        case.sanity()

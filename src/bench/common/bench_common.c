@@ -511,6 +511,25 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
     return finalize_timeout_env(err, errlen) < 0 ? -1 : 0;
 }
 
+long sb_sample_count(const sb_samples *s, int windowed, long size)
+{
+    if (windowed)
+        return size > SB_LARGE ? s->windows_large : s->windows;
+    return size > SB_LARGE ? s->iterations_large : s->iterations;
+}
+
+long sb_warmup_count(const sb_samples *s, long count)
+{
+    return (s->warmup * count + s->iterations - 1) / s->iterations;
+}
+
+void sb_print_samples(const sb_samples *s)
+{
+    printf(" iterations=%ld iterations_large=%ld windows=%ld windows_large=%ld "
+           "repetitions=%ld warmup=%ld window=%ld", s->iterations, s->iterations_large,
+           s->windows, s->windows_large, s->repetitions, s->warmup, s->window);
+}
+
 int sb_check_size_range(long min, long max, char *err, size_t errlen)
 {
     if (min <= max)

@@ -100,6 +100,37 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
 /* Whether --distinct-cpus was given to sb_parse_options. */
 int sb_distinct_cpus_requested(void);
 
+/* The sample counts of the benchmarks that time batches of operations
+ * (pt2pt, rma): per sample, `iterations` operations (`iterations_large`
+ * above SB_LARGE bytes) or, windowed, `windows` windows of `window`
+ * operations (`windows_large` above); `repetitions` samples a value, after
+ * `warmup` untimed operations scaled by the sample's count over `iterations`. */
+#define SB_LARGE 65536
+typedef struct {
+    long iterations, iterations_large, windows, windows_large, repetitions, warmup, window;
+} sb_samples;
+
+/* The options of an sb_samples (in a benchmark's sb_option table). */
+#define SB_SAMPLE_OPTIONS(s)                                                          \
+    SB_OPTION_LONG("--iterations", &(s)->iterations, 1, 100000000),                   \
+    SB_OPTION_LONG("--iterations-large", &(s)->iterations_large, 1, 100000000),       \
+    SB_OPTION_LONG("--windows", &(s)->windows, 1, 100000000),                         \
+    SB_OPTION_LONG("--windows-large", &(s)->windows_large, 1, 100000000),             \
+    SB_OPTION_LONG("--repetitions", &(s)->repetitions, 1, 100000),                    \
+    SB_OPTION_LONG("--warmup", &(s)->warmup, 0, 100000000),                           \
+    SB_OPTION_LONG("--window", &(s)->window, 1, 4096)
+
+/* Operations (windows, when windowed) per sample of `size` bytes. */
+long sb_sample_count(const sb_samples *s, int windowed, long size);
+
+/* Untimed operations before the samples of `count`: --warmup scaled by
+ * count over --iterations, rounded up (as OSU skips 10 of 100 windows). */
+long sb_warmup_count(const sb_samples *s, long count);
+
+/* " iterations=I iterations_large=... window=W": the counts, for a
+ * SENTINEL_CONFIG line. */
+void sb_print_samples(const sb_samples *s);
+
 /* 0 when min <= max; else -1 after writing "--min-size A is larger than
  * --max-size B" to err. */
 int sb_check_size_range(long min, long max, char *err, size_t errlen);

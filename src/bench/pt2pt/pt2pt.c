@@ -36,7 +36,6 @@
 
 #define PROGRAM "pt2pt"
 #define NBUF 16
-#define LARGE 65536
 
 enum { M_LATENCY, M_UNILATENCY, M_BW, M_BIBW, M_LOGP, NMETRIC };
 enum { MODE_STANDARD, MODE_SYNC, MODE_BUFFERED, MODE_READY, MODE_DIFFBUF, NMODE };
@@ -45,8 +44,8 @@ static const char *const mode_names[NMODE] = {"standard", "synchronous", "buffer
                                               "ready", "diffbuf"};
 
 typedef struct {
-    long min_size, max_size, iterations, iterations_large, windows, windows_large;
-    long repetitions, warmup, window;
+    long min_size, max_size;
+    sb_samples s; /* the sample counts */
     unsigned metrics, modes;
     long verify, corrupt_at; /* --verify messages per size; --corrupt-at size (0: none) */
     int buffers;     /* sb_buf_kind */
@@ -83,20 +82,14 @@ static const char usage[] =
 static int parse_options(int argc, char **argv, void *opts, char *err, size_t errlen)
 {
     options *o = opts;
-    *o = (options){0, 4194304, 1000, 100, 100, 20, 10, 100, 64,
+    *o = (options){0, 4194304, {1000, 100, 100, 20, 10, 100, 64},
                    (1u << NMETRIC) - 1, (1u << NMODE) - 1, 0, 0, SB_BUF_HOST, {0, 0, ""}};
     const sb_option table[] = {
         SB_OPTION_NAMES("--metrics", &o->metrics, metric_names, NMETRIC),
         SB_OPTION_NAMES("--modes", &o->modes, mode_names, NMODE),
         SB_OPTION_LONG("--min-size", &o->min_size, 0, 1L << 30),
         SB_OPTION_LONG("--max-size", &o->max_size, 1, 1L << 30),
-        SB_OPTION_LONG("--iterations", &o->iterations, 1, 100000000),
-        SB_OPTION_LONG("--iterations-large", &o->iterations_large, 1, 100000000),
-        SB_OPTION_LONG("--windows", &o->windows, 1, 100000000),
-        SB_OPTION_LONG("--windows-large", &o->windows_large, 1, 100000000),
-        SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 100000),
-        SB_OPTION_LONG("--warmup", &o->warmup, 0, 100000000),
-        SB_OPTION_LONG("--window", &o->window, 1, 4096),
+        SB_SAMPLE_OPTIONS(&o->s),
         SB_OPTION_NAME("--buffers", &o->buffers, sb_buf_kind_names, SB_NBUF_KIND),
         SB_OPTION_LONG("--verify", &o->verify, 0, 100000000),
         SB_OPTION_LONG("--corrupt-at", &o->corrupt_at, 0, 1L << 30),
@@ -127,32 +120,16 @@ static int prepare(void *opts)
 static void print_config(const void *opts, int world)
 {
     const options *o = opts;
-    printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld iterations=%ld "
-           "iterations_large=%ld windows=%ld windows_large=%ld repetitions=%ld warmup=%ld "
-           "window=%ld buffers=%s verify=%ld", world, o->min_size, o->max_size, o->iterations,
-           o->iterations_large, o->windows, o->windows_large, o->repetitions, o->warmup,
-           o->window, sb_buf_kind_names[o->buffers], o->verify);
+    printf("SENTINEL_CONFIG bench=pt2pt ranks=%d min_size=%ld max_size=%ld", world,
+           o->min_size, o->max_size);
+    sb_print_samples(&o->s);
+    printf(" buffers=%s verify=%ld", sb_buf_kind_names[o->buffers], o->verify);
     if (o->corrupt_at)
         printf(" corrupt_at=%ld", o->corrupt_at);
     if (o->buffers == SB_BUF_DEVICE) /* rank 0's device */
         printf(" gpu_runtime=%s gpu_name=%s gpu_count=%d gpu_device=%d", sb_gpu_runtime(),
                o->gpu.name, o->gpu.count, o->gpu.device);
     printf("\n");
-}
-
-/* Operations (windows for bw and bibw) per sample of `size` bytes. */
-static long count_for(const options *o, int windowed, long size)
-{
-    if (windowed)
-        return size > LARGE ? o->windows_large : o->windows;
-    return size > LARGE ? o->iterations_large : o->iterations;
-}
-
-/* Untimed operations before the samples: --warmup scaled by the sample's
- * count over --iterations, rounded up (as OSU skips 10 of 100 windows). */
-static long warmup_for(const options *o, long count)
-{
-    return (o->warmup * count + o->iterations - 1) / o->iterations;
 }
 
 /* A blocking send in the standard, synchronous or buffered mode. */
@@ -338,26 +315,27 @@ static void measure(context *c, const options *o, batch_fn fn, int which, long s
                     const char *metric, const char *mode, int bandwidth, long bytes_per_op,
                     double *samples)
 {
-    long count = count_for(o, bandwidth, size), warmup = warmup_for(o, count);
+    long count = sb_sample_count(&o->s, bandwidth, size);
+    long warmup = sb_warmup_count(&o->s, count);
     if (warmup)
-        fn(c, which, size, warmup, o->window);
-    for (long r = 0; r < o->repetitions; r++)
-        samples[r] = fn(c, which, size, count, o->window);
-    report(c, metric, mode, size, samples, o->repetitions, bandwidth, bytes_per_op);
+        fn(c, which, size, warmup, o->s.window);
+    for (long r = 0; r < o->s.repetitions; r++)
+        samples[r] = fn(c, which, size, count, o->s.window);
+    report(c, metric, mode, size, samples, o->s.repetitions, bandwidth, bytes_per_op);
 }
 
 static void measure_logp(context *c, const options *o, long size, double *samples)
 {
-    long count = count_for(o, 0, size);
+    long count = sb_sample_count(&o->s, 0, size);
     /* Wait long enough for the message to arrive before timing MPI_Recv. */
     double rtt = 2.0 * pingpong_batch(c, MODE_STANDARD, size, count < 10 ? count : 10);
     MPI_Bcast(&rtt, 1, MPI_DOUBLE, 0, c->comm);
-    for (long r = 0; r < o->repetitions; r++)
+    for (long r = 0; r < o->s.repetitions; r++)
         samples[r] = overhead_batch(c, size, count, 0, 0.0);
-    report(c, "logp_os", "standard", size, samples, o->repetitions, 0, 0);
-    for (long r = 0; r < o->repetitions; r++)
+    report(c, "logp_os", "standard", size, samples, o->s.repetitions, 0, 0);
+    for (long r = 0; r < o->s.repetitions; r++)
         samples[r] = overhead_batch(c, size, count, 1, 2.0 * rtt + 1e-6);
-    report(c, "logp_or", "standard", size, samples, o->repetitions, 0, 0);
+    report(c, "logp_or", "standard", size, samples, o->s.repetitions, 0, 0);
 }
 
 /* --verify: untimed ping-pongs of `size` bytes, every payload checked where it
@@ -446,8 +424,8 @@ static int setup(context *c, const options *o, char *err, size_t errlen)
         if (p && sb_buf_set(c->kind, p, 'a' + i, (size_t)o->max_size + 1, err, errlen) != 0)
             ok = 0;
     }
-    c->reqs = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Request));
-    c->stats = malloc((size_t)(2 * o->window + 2) * sizeof(MPI_Status));
+    c->reqs = malloc((size_t)(2 * o->s.window + 2) * sizeof(MPI_Request));
+    c->stats = malloc((size_t)(2 * o->s.window + 2) * sizeof(MPI_Status));
     int bsize = 0;
     MPI_Pack_size((int)o->max_size, MPI_CHAR, c->comm, &bsize);
     bsize += MPI_BSEND_OVERHEAD;
@@ -479,7 +457,7 @@ static int run(MPI_Comm pair, int rank, const void *opts)
     context c = {.comm = pair, .rank = rank, .peer = 1 - rank, .kind = o->buffers};
     int rc = 0;
     char why[256] = "";
-    double *samples = malloc((size_t)o->repetitions * sizeof(double));
+    double *samples = malloc((size_t)o->s.repetitions * sizeof(double));
     if (samples == NULL || setup(&c, o, why, sizeof why) != 0) {
         char err[512];
         if (c.kind == SB_BUF_HOST)

@@ -87,11 +87,15 @@ def ranges(out: BenchOutput) -> dict[tuple[str, str], dict[int, tuple[float, flo
 
 
 def range_coverage(out: BenchOutput) -> float:
-    """How often the range of the run's ``repetitions`` samples covers their median."""
+    """How often the range of the run's ``repetitions`` samples covers their median.
+
+    (Of any benchmark whose ``SENTINEL_CONFIG`` gives its ``repetitions``:
+    pt2pt's, rma's.)
+    """
     configs = out.of("CONFIG")
     n = configs[0].integer("repetitions") if configs else 0
     if n < 2:
-        raise SentinelError("SENTINEL_CONFIG of pt2pt gives no repetitions >= 2: the "
+        raise SentinelError(f"SENTINEL_CONFIG of {out.bench} gives no repetitions >= 2: the "
                             "intervals of the medians have no coverage")
     return 1 - 2.0 ** (1 - n)
 

@@ -346,7 +346,7 @@ def all_specs() -> dict[str, CheckSpec]:
 
 
 #: The analysis modules that declare check families.
-_FAMILIES = ("collectives", "fabric", "hybrid", "jacobi", "matching", "pt2pt", "ring",
+_FAMILIES = ("collectives", "fabric", "hybrid", "jacobi", "matching", "pt2pt", "ring", "rma",
              "standard")
 
 

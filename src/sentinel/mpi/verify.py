@@ -58,8 +58,23 @@ class Selection:
 
     def describe(self) -> str:
         """A compact 'pml=ob1 btl=tcp' summary of what was seen."""
-        parts = [f"{k}={','.join(sorted(v))}" for k, v in vars(self).items() if v]
-        return " ".join(parts) or "nothing"
+        return summary(vars(self))
+
+
+def summary(signals: dict[str, object]) -> str:
+    """A compact summary of the signals seen; ``nothing`` when none was.
+
+    ``key=a,b`` for a set of names (tuples as ``x:y``), ``key`` alone for a
+    flag that is set.
+    """
+    parts = []
+    for key, value in signals.items():
+        if isinstance(value, bool):
+            parts += [key] if value else []
+        elif value:
+            parts.append(f"{key}=" + ",".join(sorted(
+                ":".join(v) if isinstance(v, tuple) else str(v) for v in value)))
+    return " ".join(parts) or "nothing"
 
 
 def observe(text: str) -> Selection:

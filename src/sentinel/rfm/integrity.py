@@ -43,7 +43,7 @@ def judge_attempt(key: tuple[str, str, str], current_run: int,
 
 
 class VerifiedPayloads:
-    """A check whose benchmark verifies payloads (its ``verify`` variable)."""
+    """A check whose benchmark verifies payloads (pt2pt's, the fabric's; each rma epoch)."""
 
     def require_intact(self, out: BenchOutput, sizes: list[int],
                        least: int | None = None) -> None:
@@ -51,6 +51,10 @@ class VerifiedPayloads:
 
         ``sizes`` and ``least`` as :func:`sentinel.analysis.integrity.require_intact`.
         """
+        self.judge_payloads(lambda: require_intact(out, self.transport, self.verify, sizes,
+                                                   least))
+
+    def judge_payloads(self, judge: Callable[[], None]) -> None:
+        """``judge`` (raising on a corruption) for this attempt, held to the attempts before."""
         key = (self.unique_name, self.current_partition.fullname, self.current_environ.name)
-        judge_attempt(key, runtime.runtime().current_run,
-                      lambda: require_intact(out, self.transport, self.verify, sizes, least))
+        judge_attempt(key, runtime.runtime().current_run, judge)

@@ -23,7 +23,7 @@ class SentinelBench(MakefilePackage):
         "bench",
         default="pt2pt",
         # every target of src/bench/Makefile's BENCHES (tests/unit/test_spack_package.py)
-        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric"),
+        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric", "rma"),
         multi=False,
         description="The benchmark to build (a make target of src/bench)",
     )
