@@ -25,14 +25,27 @@ path where the native one is expected fails, naming the path it used. The
 paths of every transport are in the manual's *Transports* page (*One-sided
 paths*).
 
+``ImbRmaCheck`` runs IMB-RMA (``Unidir_put``, ``Unidir_get``,
+``Accumulate``) over the same transports and mappings, its one-sided path
+proven the same way, and reports its times as the ``flush``
+synchronisation's variables: one passive epoch over a sample, every
+operation completed with ``MPI_Win_flush`` (IMB's ``NON-AGGREGATE`` mode,
+the latency) or a sample's operations with one (``AGGREGATE``, the
+bandwidth). IMB-RMA is looked up as IMB-MPI1 is (``-S
+ImbRmaCheck.suite_dir``, the environment's ``benchmark_dirs['imb']``, its
+PATH: Intel MPI ships it); without it the check is skipped, saying where it
+looked. The job launches it ``repetitions`` times (3): each value is the
+median over the launches with their range.
+
 The variables are listed, from their declaration, on this check's page.
 """
 
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, variable
+from reframe.core.builtins import fixture, run_before, variable
 
 from sentinel.analysis import rma
 from sentinel.analysis.variables import Values
+from sentinel.parsers.imb import ImbOutput
 from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
@@ -40,6 +53,7 @@ from sentinel.rfm.compat import selection
 from sentinel.rfm.integrity import VerifiedPayloads
 from sentinel.rfm.onesided import OneSidedPaths
 from sentinel.rfm.references import PartitionReferences
+from sentinel.rfm.standard import ImbLaunches, StandardSuiteCheck
 
 
 @selection.simple_test
@@ -114,3 +128,39 @@ class RmaCheck(OneSidedPaths, TransportMappingTest, PartitionReferences, Verifie
         self.judge_payloads(lambda: rma.require_intact(
             out, self.transport, self.ops, self.syncs, self.min_size, self.max_size))
         return rma.values(out)
+
+
+@selection.simple_test
+class ImbRmaCheck(OneSidedPaths, ImbLaunches, StandardSuiteCheck):
+    """IMB-RMA's put, get and accumulate completed by flush, as RmaCheck's flush variables."""
+
+    #: Operations to measure (IMB-RMA's ``Unidir_put``, ``Unidir_get``, ``Accumulate``).
+    #:
+    #: :type: :class:`List[str]`
+    ops = variable(typ.List[typ.Str["|".join(rma.OPS)]], value=list(rma.OPS))
+
+    #: Largest size as a power of two (IMB ``-msglog 3:msglog``; 20 = 1 MiB).
+    #:
+    #: :type: :class:`int`
+    msglog = variable(int, value=20)
+
+    spec = rma.IMB_SPEC
+    program = "IMB-RMA"
+    release_variant = ""
+    tags = {"imb", "rma", "nightly", "acceptance"}
+    #: The standard suite's view of what RmaCheck measures every night (it
+    #: judges nothing by default): within the week, as IMB-MPI1's.
+    rotates = True
+
+    @run_before("run")
+    def set_options(self) -> None:
+        """The benchmarks of the operations, the sizes, IMB's timing options."""
+        self.executable_opts = [*(rma.IMB_BENCHMARKS[op] for op in self.ops),
+                                "-msglog", f"3:{self.msglog}", *self.imb_timing_options()]
+
+    def expected_variables(self) -> list[str]:
+        """Each operation's flush latency and bandwidth at every size, and the peak."""
+        return rma.imb_expected(self.ops, self.msglog)
+
+    def suite_values(self, out: ImbOutput) -> tuple[Values, list[int]]:
+        return rma.imb_values(out, self.ops), []

@@ -49,6 +49,25 @@ def test_every_transport_runs_its_own_one_sided_path(quick_matrix, environ):
         assert tc["one_sided_selected"].startswith(seen), (transport, tc["one_sided_selected"])
 
 
+#: IMB-RMA ships with Intel MPI: its transports and what each log shows.
+IMB_RMA = {"shm": "nothing", "ofi-tcp": "ofi_rma=0", "shm-ofi-tcp": "ofi_rma=0",
+           "ofi-shm": "ofi_rma=1 ofi_atomics=1"}
+
+
+def test_imb_rma_reports_the_flush_variables_over_every_intel_mpi_transport(quick_matrix):
+    need_environ("intelmpi")
+    cases = {tc["transport"]: tc for tc in quick_matrix.cases("ImbRmaCheck", environ="intelmpi")
+             if tc["result"] != "skip"}
+    assert set(cases) == set(IMB_RMA), quick_matrix.output[-3000:]
+    for transport, seen in IMB_RMA.items():
+        tc = cases[transport]
+        assert tc["result"] == "pass", tc.get("fail_reason")
+        assert tc["one_sided_selected"].startswith(seen), (transport, tc["one_sided_selected"])
+        names = {k.split(":")[-1] for k in tc["perfvalues"]}
+        assert {"put_flush_latency_8B", "get_flush_bw_peak", "acc_flush_latency_4096B"} \
+            <= names, sorted(names)
+
+
 #: The environments of tests/config/negative.py whose one-sided path a site
 #: setting forces onto its fallback, their transport, and what the failure says.
 FALLBACKS = {
@@ -106,7 +125,7 @@ def test_one_sided_data_that_lands_wrong_fails_naming_the_epoch_pair_and_transpo
     assert tc["result"] == "fail", tc["display_name"]
     assert f"one-sided data corrupted over {environ.split('-')[0]}/{SHM[environ]}: the " \
            "64-byte put under fence from rank 0 on " in reason, reason
-    assert "landed with the byte at offset 32 = " in reason and "and 6 more epoch(s)" \
+    assert "landed with the byte at offset 32 = " in reason and "and 9 more epoch(s)" \
         in reason, reason
 
 

@@ -17,6 +17,7 @@ import pytest
 from reframe.core.exceptions import PerformanceError, SanityError
 from reframe.utility import import_module_from_file
 
+from sentinel.analysis import rma as rma_analysis
 from sentinel.analysis.variables import all_specs
 from sentinel.errors import SentinelError
 from sentinel.parsers import imb
@@ -731,7 +732,8 @@ def test_rma_exports_its_one_sided_path_and_is_judged_on_its_run(offline):
     script = case.script()
     assert "export OMPI_MCA_osc=^ucx" in script and "export OMPI_MCA_osc_base_verbose=100" \
         in script
-    assert "--ops put,get,acc --syncs fence,lock,pscw --min-size 8 --max-size 4096" in script
+    assert "--ops put,get,acc --syncs fence,lock,pscw,flush --min-size 8 --max-size 4096" \
+        in script
     case.give_outputs("rma-openmpi-ob1-vader-core")
     case.sanity()
     assert case.check.one_sided_selected == "osc=rdma"
@@ -739,7 +741,7 @@ def test_rma_exports_its_one_sided_path_and_is_judged_on_its_run(offline):
     assert values["put_lock_latency_8B"][4] == "us" and 0 < values["put_lock_latency_8B"][0] < 50
     assert values["get_lock_bw_peak"][4] == "MB/s" and values["get_lock_bw_peak"][0] > 10
     assert {f"{op}_{sync}_bw_peak" for op in ("put", "get", "acc")
-            for sync in ("fence", "lock", "pscw")} <= set(values)
+            for sync in ("fence", "lock", "pscw", "flush")} <= set(values)
 
 
 def test_rma_over_ucx_selects_osc_ucx(offline):
@@ -759,7 +761,7 @@ def test_rma_data_that_landed_wrong_fails_naming_the_epoch_and_the_pair(offline)
     with pytest.raises(SanityError, match=r"one-sided data corrupted over openmpi/ob1-vader: "
                        r"the 64-byte put under fence from rank 0 on vm to rank 1 on vm landed "
                        r"with the byte at offset 32 = 0xe9 instead of 0xe8 \(1 wrong\);.* and "
-                       r"6 more epoch\(s\)"):
+                       r"9 more epoch\(s\)"):
         case.sanity()
 
 
@@ -769,4 +771,36 @@ def test_rma_an_epoch_the_benchmark_did_not_verify_fails_naming_it(offline):
         r"^SENTINEL_VERIFY op=get sync=lock bytes=64 .*\n", "", text, flags=re.M))
     with pytest.raises(SanityError, match="the rma benchmark verified no epoch of get under "
                                           "lock at 64 B"):
+        case.sanity()
+
+
+def test_imb_rma_reports_the_flush_variables_and_proves_its_one_sided_path(offline):
+    case = one(offline, "ImbRmaCheck", "intelmpi", variables={"msglog": 12},
+               transport="intelmpi/ofi-tcp", mapping="core")
+    script = case.script()
+    assert script.count("/opt/intel/mpi/bin/IMB-RMA Unidir_put Unidir_get Accumulate "
+                        "-msglog 3:12") == 3  # repetitions
+    assert "export MPIR_CVAR_CH4_OFI_CAPABILITY_SETS_DEBUG=1" in script
+    case.give_outputs("imbrma-intelmpi-ofi-tcp-core")
+    case.sanity()
+    assert case.check.one_sided_selected == "ofi_rma=0 ofi_atomics=0"
+    values = case.performance()
+    assert set(values) - {"host_roundtrip", "host_copy_bw"} == set(
+        rma_analysis.imb_expected(["put", "get", "acc"], 12))
+    # each value the median of the three launches: NON-AGGREGATE's time, AGGREGATE's rate
+    text = (DATA / "checks" / "imbrma-intelmpi-ofi-tcp-core" / "rfm_job.out").read_text()
+    runs = [imb.parse(chunk) for chunk in imb.split(text)]
+    times = sorted(r.table("Unidir_put", mode="NON-AGGREGATE").column("t[usec]")[8]
+                   for r in runs)
+    assert values["put_flush_latency_8B"][0] == times[1]
+    rates = sorted(max(r.table("Unidir_get", mode="AGGREGATE").column("Mbytes/sec").values())
+                   for r in runs)
+    assert values["get_flush_bw_peak"][0] == rates[1]
+
+
+def test_imb_rma_on_the_shm_provider_expecting_native_rma_fails_naming_it(offline):
+    case = one(offline, "ImbRmaCheck", "intelmpi", variables={"msglog": 12},
+               transport="intelmpi/ofi-shm", mapping="core")
+    case.give_outputs("imbrma-intelmpi-ofi-tcp-core")  # its log: tcp, RMA off
+    with pytest.raises(SanityError, match="transport intelmpi/ofi-shm not verified"):
         case.sanity()

@@ -10,6 +10,8 @@
  *          by the origin alone, the target inside the library (a barrier)
  *   pscw   generalised active target: MPI_Win_start/complete at the origin,
  *          MPI_Win_post/wait at the target
+ *   flush  passive target held open: MPI_Win_lock_all once (untimed), each
+ *          epoch closed by MPI_Win_flush (OSU's default, IMB-RMA's modes)
  * Metrics (--metrics):
  *   latency  one operation per epoch: seconds per epoch, what one operation
  *            with its synchronisation costs
@@ -37,10 +39,10 @@
 #define PROGRAM "rma"
 
 enum { OP_PUT, OP_GET, OP_ACC, NOP };
-enum { SYNC_FENCE, SYNC_LOCK, SYNC_PSCW, NSYNC };
+enum { SYNC_FENCE, SYNC_LOCK, SYNC_PSCW, SYNC_FLUSH, NSYNC };
 enum { M_LATENCY, M_BW, NMETRIC };
 static const char *const op_names[NOP] = {"put", "get", "acc"};
-static const char *const sync_names[NSYNC] = {"fence", "lock", "pscw"};
+static const char *const sync_names[NSYNC] = {"fence", "lock", "pscw", "flush"};
 static const char *const metric_names[NMETRIC] = {"latency", "bw"};
 
 typedef struct {
@@ -60,7 +62,7 @@ typedef struct {
 } context;
 
 static const char usage[] =
-    "usage: rma [--ops put,get,acc] [--syncs fence,lock,pscw] [--metrics latency,bw]\n"
+    "usage: rma [--ops put,get,acc] [--syncs fence,lock,pscw,flush] [--metrics latency,bw]\n"
     "           [--min-size B] [--max-size B] [--iterations N] [--iterations-large N]\n"
     "           [--windows N] [--windows-large N] [--repetitions R] [--warmup W]\n"
     "           [--window W] [--corrupt-at B]\n"
@@ -152,12 +154,17 @@ static void issue(const context *c, int op, long size)
 /* `count` epochs of `per` operations each, closed by `sync`; returns the
  * origin's seconds per epoch (the target's time is not used). A fence series
  * opens with MPI_MODE_NOPRECEDE and its last fence closes with
- * MPI_MODE_NOSUCCEED, so that epochs of another kind may follow; both ranks
- * leave together. */
+ * MPI_MODE_NOSUCCEED, and a flush series holds one MPI_Win_lock_all (taken
+ * before the clock starts, released after it stops), so that epochs of
+ * another kind may follow; both ranks leave together. */
 static double epochs(const context *c, int op, int sync, long size, long count, long per)
 {
     int origin = c->rank == 0;
+    /* the lock after the barrier: the target's own exclusive lock (its
+     * local access before a verified epoch) is released by then */
     MPI_Barrier(c->comm);
+    if (sync == SYNC_FLUSH && origin)
+        MPI_Win_lock_all(0, c->win);
     double t0 = MPI_Wtime();
     if (sync == SYNC_FENCE) {
         MPI_Win_fence(MPI_MODE_NOPRECEDE, c->win);
@@ -165,6 +172,12 @@ static double epochs(const context *c, int op, int sync, long size, long count, 
             for (long k = 0; origin && k < per; k++)
                 issue(c, op, size);
             MPI_Win_fence(i == count - 1 ? MPI_MODE_NOSUCCEED : 0, c->win);
+        }
+    } else if (sync == SYNC_FLUSH) {
+        for (long i = 0; origin && i < count; i++) {
+            for (long k = 0; k < per; k++)
+                issue(c, op, size);
+            MPI_Win_flush(1, c->win);
         }
     } else if (sync == SYNC_LOCK) {
         for (long i = 0; origin && i < count; i++) {
@@ -187,6 +200,8 @@ static double epochs(const context *c, int op, int sync, long size, long count, 
         }
     }
     double seconds = (MPI_Wtime() - t0) / (double)count;
+    if (sync == SYNC_FLUSH && origin)
+        MPI_Win_unlock_all(c->win);
     /* the target of a passive epoch waits here, inside the library, until
      * the origin's last epoch is closed: nothing it does next overlaps it */
     MPI_Barrier(c->comm);

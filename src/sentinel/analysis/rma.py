@@ -5,20 +5,30 @@ size): the median of the samples with their range, whose coverage of the
 median is ``1 - 2^(1-n)`` for n samples (as pt2pt's). Each verified epoch's
 ``SENTINEL_VERIFY`` line (and ``SENTINEL_CORRUPT`` for its first wrong
 byte) says whether the data landed as sent.
+
+IMB-RMA reports the same variables where it measures the same thing: its
+one-sided benchmarks from rank 0 to rank 1 (``Unidir_put``, ``Unidir_get``,
+``Accumulate``) hold a passive-target epoch over each sample and complete
+every operation with ``MPI_Win_flush`` (``NON-AGGREGATE``: the latency of
+one operation and its flush) or a sample's operations with one
+(``AGGREGATE``: their bandwidth): the ``flush`` synchronisation's
+latencies and bandwidths.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sentinel.analysis.pt2pt import BANDWIDTH_RANGE, LATENCY_RANGE, range_coverage
 from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, PerfVar, Values
 from sentinel.errors import SentinelError
+from sentinel.parsers.imb import ImbOutput
 from sentinel.parsers.sentinel_output import BenchOutput, Record
 
 #: The one-sided operations, and the synchronisations that close their epochs.
 OPS = ("put", "get", "acc")
-SYNCS = ("fence", "lock", "pscw")
+SYNCS = ("fence", "lock", "pscw", "flush")
 METRICS = ("latency", "bw")
 
 _CHOICES = {"op": OPS, "sync": SYNCS}
@@ -123,3 +133,38 @@ def require_intact(out: BenchOutput, over: str, ops: Sequence[str], syncs: Seque
     if counted:  # counted, yet no line saying where: still a corruption
         raise SentinelError(f"one-sided data corrupted over {over}: {', '.join(counted)} "
                             "(the benchmark counted wrong values without naming them)")
+
+
+#: IMB-RMA's benchmark of each operation, from rank 0 to rank 1.
+IMB_BENCHMARKS = {"put": "Unidir_put", "get": "Unidir_get", "acc": "Accumulate"}
+
+#: What ImbRmaCheck reports: RmaCheck's variables, of the flush synchronisation.
+IMB_SPEC = replace(SPEC, checks=("ImbRmaCheck",))
+
+
+def imb_sizes(msglog: int) -> list[int]:
+    """The sizes of ``-msglog 3:msglog`` that are judged (IMB's 0 B row is not)."""
+    return sizes(8, 1 << msglog)
+
+
+def imb_expected(ops: Sequence[str], msglog: int) -> list[str]:
+    """Every variable a complete IMB-RMA run of these operations reports."""
+    return expected(ops, ("flush",), 8, 1 << msglog)
+
+
+def imb_values(out: ImbOutput, ops: Sequence[str]) -> Values:
+    """The flush synchronisation's latencies and bandwidths from IMB-RMA's two modes."""
+    result = Values(IMB_SPEC)
+    for op in ops:
+        name = IMB_BENCHMARKS[op]
+        times = out.table(name, mode="NON-AGGREGATE").column("t[usec]")
+        rates = out.table(name, mode="AGGREGATE").column("Mbytes/sec")
+        for size, t in times.items():
+            if size:
+                result.put("{op}_{sync}_latency_{size}B", t, op=op, sync="flush", size=size)
+        for size, rate in rates.items():
+            if size:
+                result.put("{op}_{sync}_bw_{size}B", rate, op=op, sync="flush", size=size)
+        if any(rates.values()):
+            result.put("{op}_{sync}_bw_peak", max(rates.values()), op=op, sync="flush")
+    return result

@@ -3,7 +3,10 @@
 One output holds one table per benchmark and process count, after
 ``# Benchmarking <name>`` and ``# #processes = N``. Point-to-point tables
 have ``t[usec]`` (and ``Mbytes/sec``); collectives ``t_min``/``t_max``/
-``t_avg``. A complete run ends with ``# All processes entering MPI_Finalize``.
+``t_avg``; IMB-RMA times each benchmark twice, a table per ``#    MODE:
+NON-AGGREGATE`` (each operation completed on its own) and ``AGGREGATE``
+(all of a sample's operations completed together). A complete run ends
+with ``# All processes entering MPI_Finalize``.
 A size IMB stopped timing because its ``-time`` budget was spent is a row
 ``<bytes> time-out.; ...``: recorded as the table's cut, never as a value.
 """
@@ -18,6 +21,7 @@ from sentinel.parsers import split_at
 
 _BENCH = re.compile(r"^# Benchmarking (\S+)")
 _PROCS = re.compile(r"^# #processes = (\d+)")
+_MODE = re.compile(r"^#\s+MODE: (\S+)")
 _HEADER = re.compile(r"^\s*#bytes\s|^\s*#repetitions\s")
 _TIMEOUT = re.compile(r"^\s*\d+\s+time-out")
 _FINALIZE = "# All processes entering MPI_Finalize"
@@ -34,6 +38,8 @@ class ImbTable:
     rows: list[dict[str, float]] = field(default_factory=list)
     #: The first message size IMB did not time (its ``-time`` budget spent), or None.
     cut_at: int | None = None
+    #: IMB-RMA's mode (``NON-AGGREGATE``, ``AGGREGATE``); ``""`` for the others.
+    mode: str = ""
 
     def column(self, name: str) -> dict[int, float]:
         """Message size -> value of column ``name`` (e.g. ``t_avg[usec]``)."""
@@ -57,14 +63,17 @@ class ImbOutput:
     tables: list[ImbTable]
     complete: bool
 
-    def table(self, benchmark: str, processes: int | None = None) -> ImbTable:
-        """The table of ``benchmark`` (at the largest process count by default)."""
-        found = [t for t in self.tables if t.benchmark == benchmark
+    def table(self, benchmark: str, processes: int | None = None,
+              mode: str = "") -> ImbTable:
+        """The table of ``benchmark`` (at the largest process count by default; in ``mode``)."""
+        found = [t for t in self.tables if t.benchmark == benchmark and t.mode == mode
                  and (processes is None or t.processes == processes)]
         if not found:
-            have = sorted({f"{t.benchmark}@{t.processes}" for t in self.tables})
+            have = sorted({f"{t.benchmark}@{t.processes}{f' {t.mode}' if t.mode else ''}"
+                           for t in self.tables})
             raise SentinelError(f"IMB output has no {benchmark} table"
                                 f"{'' if processes is None else f' for {processes} processes'}"
+                                f"{f' in mode {mode}' if mode else ''}"
                                 f" (has: {', '.join(have) or 'none'})")
         return max(found, key=lambda t: t.processes)
 
@@ -83,6 +92,8 @@ def parse(text: str, source: str = "output") -> ImbOutput:
                 current = ImbTable(current.benchmark, 0)
                 tables.append(current)
             current.processes = int(m.group(1))
+        elif (m := _MODE.match(line)) and current is not None:
+            current.mode = m.group(1)
         elif current is not None and _HEADER.match(line):
             current.columns = line.split()
         elif line.startswith(_FINALIZE):

@@ -61,7 +61,8 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
     #: The suite: a key of :mod:`sentinel.site.binaries` and :mod:`sentinel.site.sources`.
     suite: str
 
-    #: The variant that builds the suite from its release tarball (named in skips).
+    #: The variant that builds the suite from its release tarball (named in
+    #: skips; ``""`` where none does).
     release_variant: str
 
     # A +spack environment takes the suite from its Spack environment (FromSpack).
@@ -112,9 +113,9 @@ class StandardSuiteCheck(AffinityProbe, TransportMappingTest, PartitionReference
         found = find_program(self.program, self.suite, env, self.search_dir())
         if found.path is None and self.is_dry_run() and found.declared:
             found.path = found.declared  # show the command the site's layout implies
-        self.skip_if(found.path is None,
-                     f"{found.reason(self.program, env.name)}; "
-                     f"{self.release_variant} builds it from the release tarball")
+        builds = f"; {self.release_variant} builds it from the release tarball" \
+            if self.release_variant else ""
+        self.skip_if(found.path is None, f"{found.reason(self.program, env.name)}{builds}")
         self.program_path = self.executable = found.path
 
 
