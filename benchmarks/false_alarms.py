@@ -53,6 +53,7 @@ from pathlib import Path
 from scipy.stats import beta
 
 from sentinel.analysis.baseline import Settings
+from sentinel.analysis.variables import spec_of
 from sentinel.results.verdicts import last_attempts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,6 +134,11 @@ def _family(check: str) -> str:
     return re.sub(r"(Source|Spack)Check$", "Check", check)
 
 
+def _judges(check: str) -> bool:
+    """Whether any variable of the check's declaration is judged by default (a headline one)."""
+    return any(var.headline is not None for var in spec_of(check).variables)
+
+
 def _upper(k: int, n: int) -> float:
     """Clopper-Pearson 95 % upper bound of a rate of k in n."""
     return 1.0 if n == 0 else float(beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
@@ -151,6 +157,10 @@ def expected(tallies: dict[str, Tally], site: Counter) -> tuple[float, float, fl
     total = bound = 0.0
     lines = []
     for check, count in sorted(site.items()):
+        if not _judges(check):
+            lines.append(f"{check}: {count} test cases x 0 (its declaration judges nothing "
+                         "by default)")
+            continue
         t = tallies.get(_family(check))
         taken = t if t is not None and t.nights else pooled
         rate = taken.failed / taken.nights if taken.nights else 0.0

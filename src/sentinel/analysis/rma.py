@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sentinel.analysis.pt2pt import BANDWIDTH_RANGE, LATENCY_RANGE, range_coverage
-from sentinel.analysis.variables import HIGHER, LOWER, CheckSpec, PerfVar, Values
+from sentinel.analysis.variables import (
+    HIGHER,
+    HOST_VARIABLES,
+    LOWER,
+    CheckSpec,
+    PerfVar,
+    Values,
+)
 from sentinel.errors import SentinelError
 from sentinel.parsers.imb import ImbOutput
 from sentinel.parsers.sentinel_output import BenchOutput, Record
@@ -138,8 +145,11 @@ def require_intact(out: BenchOutput, over: str, ops: Sequence[str], syncs: Seque
 #: IMB-RMA's benchmark of each operation, from rank 0 to rank 1.
 IMB_BENCHMARKS = {"put": "Unidir_put", "get": "Unidir_get", "acc": "Accumulate"}
 
-#: What ImbRmaCheck reports: RmaCheck's variables, of the flush synchronisation.
-IMB_SPEC = replace(SPEC, checks=("ImbRmaCheck",))
+#: What ImbRmaCheck reports: RmaCheck's variables, of the flush synchronisation,
+#: followed and never judged by default (RmaCheck judges the same transports).
+IMB_SPEC = replace(SPEC, checks=("ImbRmaCheck",),
+                   variables=tuple(replace(v, headline=None) for v in SPEC.variables
+                                   if v not in HOST_VARIABLES))
 
 
 def imb_sizes(msglog: int) -> list[int]:
