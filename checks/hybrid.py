@@ -37,7 +37,7 @@ from sentinel.parsers.sentinel_output import BenchOutput
 from sentinel.rfm.base import TransportMappingTest
 from sentinel.rfm.build import BenchBuild
 from sentinel.rfm.compat import selection
-from sentinel.rfm.placing import partition_nodes
+from sentinel.rfm.placing import ranks_per_node
 from sentinel.rfm.references import PartitionReferences
 from sentinel.rfm.scaling import SpanNodes
 from sentinel.rfm.threads import (
@@ -91,7 +91,7 @@ class HybridCheck(TimedPoints, ThreadedRanks, TransportMappingTest, PartitionRef
         self.num_cpus_per_task = self.num_threads
         part = self.current_partition
         cores = part.processor.num_cpus or 1
-        per_node = 1 if self.mapping == "node" and partition_nodes(part) > 1 else 2
+        per_node = ranks_per_node(self)
         self.skip_if(not self.oversubscribe and per_node * self.num_threads > cores,
                      f"{per_node} rank(s) x {self.num_threads} threads per node; partition "
                      f"{part.fullname} has {cores} cores per node")

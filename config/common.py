@@ -70,6 +70,9 @@ QUICK = [
     "-S", "ImbRmaCheck.msglog=12",
     "-S", "ImbRmaCheck.iterations=100",
     "-S", "ImbRmaCheck.time_per_size=0.5",
+    # a third of a second a thread count, every transport
+    "-S", "ThreadRateCheck.target_time=0.3",
+    "-S", "ThreadRateCheck.repetitions=5",
     "-S", f"FabricCheck.transports={_SHM}",
     "-S", "FabricCheck.size=65536",
     "-S", "FabricCheck.iterations=5",
@@ -134,8 +137,9 @@ modes = [
         "--tag", "nightly",
         "--max-retries=1",
         *_marked("nightly"),
-        # pt2pt, matching and RMA on every transport and mapping every night; the
-        # expensive sweeps (threads, Jacobi series, OSU, IMB) each within a week.
+        # pt2pt, matching, RMA and the thread message rate on every transport and
+        # mapping every night; the expensive sweeps (the mixed-mode threads,
+        # Jacobi series, OSU, IMB) each within a week.
         "-S", "rotation=7",
         # One job per environment runs its transports one after another; each
         # transport keeps its own test case (sentinel.rfm.packing).
@@ -163,6 +167,10 @@ modes = [
         # emulated); 5 minutes a transport bounds it (9.1 node-hours a
         # partition of the 10-partition site at 10 minutes, 4.6 at 5)
         "-S", "RmaCheck.time_limit=5m",
+        # a second a thread count (1, 2, 4, ... up to a socket's cores: 6
+        # counts on a socket of 32) measures for well under a minute; 2
+        # minutes a transport bounds it
+        "-S", "ThreadRateCheck.time_limit=2m",
         # the fabric's ring neighbours only (4 steps at any size); every pair
         # (2 (N-1) steps) in acceptance
         "-S", "FabricCheck.rounds=neighbours",

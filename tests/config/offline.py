@@ -26,6 +26,16 @@ _RIG_PROCESSOR = {
 }
 
 
+#: A site's node: two sockets of 16 cores, a NUMA domain each (what the
+#: plans of the threaded checks are tested on; no output is captured on it).
+_SITE_PROCESSOR = {
+    "arch": "x86_64", "num_cpus": 32, "num_cpus_per_core": 1, "num_cpus_per_socket": 16,
+    "num_sockets": 2, "topology": {"sockets": ["0xffff", "0xffff0000"],
+                                  "cores": [hex(1 << c) for c in range(32)],
+                                  "numa_nodes": ["0xffff", "0xffff0000"]},
+}
+
+
 #: Environments whose ranks their own launcher starts (extras ``launcher``).
 OWN_LAUNCHERS = {"openmpi-5_0": (["ob1-sm", "ob1-tcp"], "mpirun"),
                  "mpich-5_0": (["ucx-sm", "ucx-tcp"], "mpiexec"),
@@ -56,6 +66,10 @@ site_configuration = {
              "environs": ["openmpi", "mpich", "intelmpi", *OWN_LAUNCHERS],
              "features": ["mpi", "slurm"],
              "extras": {"num_nodes": 4}, "processor": _RIG_PROCESSOR},
+            # four nodes of a site's shape
+            {"name": "site", "scheduler": "squeue", "launcher": "srun",
+             "environs": ["openmpi", "mpich", "intelmpi"], "features": ["mpi", "slurm"],
+             "extras": {"num_nodes": 4}, "processor": _SITE_PROCESSOR},
             # this machine declared a GPU partition (tests/config/cuda_build.py)
             {"name": "gpu", "scheduler": "local", "launcher": "mpirun",
              "environs": ["openmpi-cuda"], "features": ["mpi", "gpu"],

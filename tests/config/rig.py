@@ -6,6 +6,9 @@ node out as two sockets of this host's CPUs, a NUMA domain each
 gets that processor, as a site declares its nodes' (``reframe
 --detect-host-topology`` on a compute node writes it), so placement is
 proven per socket and the thread levels come from it.
+``SENTINEL_RIG_SOCKETS`` (2) declares another count, for a cluster brought
+up with it (``--sockets 1``: one socket of both CPUs, the capture of
+``tests/data/checks/msgrate-*-node``).
 """
 
 import importlib.util
@@ -33,8 +36,9 @@ site_configuration = runpy.run_path(str(_here.parents[2] / "config" / "settings.
 for _system in site_configuration["systems"]:
     for _part in _system["partitions"]:
         if _part["name"] == "slurm-net":
-            _part["processor"] = NodeShape.on_host(2).processor()
-            _part["descr"] += " (each node two sockets of the host's CPUs)"
+            _part["processor"] = NodeShape.on_host(
+                int(os.environ.get("SENTINEL_RIG_SOCKETS", "2"))).processor()
+            _part["descr"] += " (each node the host's CPUs as sockets)"
             # The nodes share this host's CPUs: two jobs at once would share
             # them too, and only slow each other.
             _part["max_jobs"] = 1

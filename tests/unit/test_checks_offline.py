@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from reframe.core.exceptions import PerformanceError, SanityError
+from reframe.core.exceptions import PerformanceError, SanityError, SkipTestError
 from reframe.utility import import_module_from_file
 
 from sentinel.analysis import rma as rma_analysis
@@ -804,3 +804,98 @@ def test_imb_rma_on_the_shm_provider_expecting_native_rma_fails_naming_it(offlin
     case.give_outputs("imbrma-intelmpi-ofi-tcp-core")  # its log: tcp, RMA off
     with pytest.raises(SanityError, match="transport intelmpi/ofi-shm not verified"):
         case.sanity()
+
+
+#: The quick mode's timing, which tests/data/checks/msgrate-* were captured with.
+MSGRATE_QUICK = {"target_time": 0.3, "repetitions": 5}
+#: The rig's nodes as one socket of this host's two CPUs (``--sockets 1``), as
+#: partition ``cluster`` declares them: a rank of each node holds two cores.
+OB1_TCP_NODE = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+
+
+def test_thread_rate_plans_a_socket_of_threads_a_rank_on_a_site_node(offline):
+    core = one(offline, "ThreadRateCheck", "openmpi", partition="site",
+               transport="openmpi/ob1-tcp", mapping="core")
+    assert core.check.thread_counts == [1, 2, 4, 8]  # two ranks on a socket of 16 cores
+    script = core.script()
+    assert "--thread-counts 1,2,4,8 --size 8 --window 64 --space comm" in script
+    assert "export OMP_NUM_THREADS=8" in script and "--cpus-per-task=8" in script
+    assert "--serialise" not in script
+    for mapping in ("socket", "node"):
+        case = one(offline, "ThreadRateCheck", "openmpi", partition="site",
+                   transport="openmpi/ob1-tcp", mapping=mapping)
+        assert case.check.thread_counts == [1, 2, 4, 8, 16], mapping
+    capped = one(offline, "ThreadRateCheck", "openmpi", partition="site",
+                 variables={"max_threads": 12, "serialise": True},
+                 transport="openmpi/ob1-tcp", mapping="node")
+    assert capped.check.thread_counts == [1, 2, 4, 8, 12]
+    assert "--serialise" in capped.script()
+    # this machine: two cores of one socket, one thread for each of the pair
+    assert one(offline, "ThreadRateCheck", "openmpi", **OB1).check.thread_counts == [1]
+
+
+def test_thread_rate_judged_on_its_run(offline):
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK, **OB1)
+    case.give_outputs("msgrate-openmpi-ob1-vader-core")
+    case.sanity()
+    values = case.performance()
+    assert values["rate_T1"][4] == "messages/s" and values["rate_T1"][0] > 1e5
+    assert not any(name.startswith("scaling_") for name in values)
+
+
+def test_thread_rate_a_message_that_arrived_wrong_fails_naming_the_pair(offline):
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK, **OB1)
+    case.give_outputs("msgrate-openmpi-ob1-vader-core",
+                      lambda text: text.replace("wrong=0", "wrong=3"))
+    with pytest.raises(SanityError, match=r"3 message\(s\) of 8 bytes from rank 0 on vm to "
+                       r"rank 1 on vm over openmpi/ob1-vader arrived wrong at 1 thread\(s\)"):
+        case.sanity()
+
+
+def test_thread_rate_a_count_that_did_not_report_is_named(offline):
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK,
+               partition="cluster", **OB1_TCP_NODE)
+    case.give_outputs("msgrate-openmpi-ob1-tcp-node", lambda text: re.sub(
+        r"^SENTINEL_MSGRATE threads=2 .*\n", "", text, flags=re.M))
+    with pytest.raises(SanityError, match=r"no message rate at 2 thread\(s\)"):
+        case.sanity()
+
+
+def test_thread_rate_without_thread_multiple_is_skipped_with_the_level(offline):
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK, **OB1)
+    case.give_outputs("msgrate-openmpi-ob1-vader-core", lambda text: (
+        "SENTINEL_UNSUPPORTED bench=msgrate mode=multiple required=MPI_THREAD_MULTIPLE "
+        "provided=MPI_THREAD_SERIALIZED\n"))
+    with pytest.raises(SkipTestError, match="MPI_THREAD_SERIALIZED"):
+        case.sanity()
+
+
+def test_thread_rate_scaling_below_its_band_fails_naming_the_thread_count(offline, references):
+    """The verdict: a scaling outside its band fails at the thread count it names.
+
+    The capture is real (the rig brought up with one socket a node, a rank on
+    each of two nodes, two threads each), but its nodes share this host's
+    two CPUs: its scaling is the scheduler's (0.88 here). The band is what a
+    site whose threads each have a core of their own would learn (1.8 at two
+    threads); a library that serialised its threads would measure about 1.
+    """
+    entry = ("ThreadRateCheck:\n"
+             "  $index: [$partition, $environ, transport_name, mapping]\n"
+             "  offline:cluster:\n    openmpi:\n      ob1-tcp:\n        node:\n"
+             "          scaling_T2: [{0}, -0.2, 0.2, '1']\n")
+    references(entry.format(1.8))
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK,
+               partition="cluster", **OB1_TCP_NODE)
+    assert case.check.thread_counts == [1, 2]
+    case.give_outputs("msgrate-openmpi-ob1-tcp-node")
+    case.sanity()
+    with pytest.raises(PerformanceError, match=r"scaling_T2=0\.87\d* 1, expected 1\.8"):
+        case.performance()
+    # silent: the same run within the band it learnt
+    references(entry.format(0.9))
+    case = one(offline, "ThreadRateCheck", "openmpi", variables=MSGRATE_QUICK,
+               partition="cluster", **OB1_TCP_NODE)
+    case.give_outputs("msgrate-openmpi-ob1-tcp-node")
+    case.sanity()
+    values = case.performance()
+    assert values["scaling_T2"][0] == pytest.approx(values["rate_T2"][0] / values["rate_T1"][0])

@@ -476,6 +476,19 @@ static long finalize_timeout_env(char *err, size_t errlen)
     return -1;
 }
 
+int sb_parse_target_time(const sb_option *opt, const char *val, char *err, size_t errlen)
+{
+    double *target = opt->target.custom;
+    char *end = NULL;
+    *target = strtod(val, &end);
+    if (end == val || *end != '\0' || !(*target > 0.0 && *target <= 3600.0)) {
+        snprintf(err, errlen, "--target-time: '%s' is not a number of seconds in (0, 3600]",
+                 val);
+        return -1;
+    }
+    return 0;
+}
+
 int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
                      const char *usage, char *err, size_t errlen)
 {

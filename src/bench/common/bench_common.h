@@ -100,6 +100,11 @@ int sb_parse_options(int argc, char **argv, const sb_option *table, int n,
 /* Whether --distinct-cpus was given to sb_parse_options. */
 int sb_distinct_cpus_requested(void);
 
+/* An SB_CUSTOM parser of a --target-time: seconds in (0, 3600] into the
+ * double at opt->target.custom (the benchmarks that time each point for a
+ * while: hybrid, msgrate). */
+int sb_parse_target_time(const sb_option *opt, const char *val, char *err, size_t errlen);
+
 /* The sample counts of the benchmarks that time batches of operations
  * (pt2pt, rma): per sample, `iterations` operations (`iterations_large`
  * above SB_LARGE bytes) or, windowed, `windows` windows of `window`

@@ -76,19 +76,6 @@ static int parse_mode(const sb_option *opt, const char *val, char *err, size_t e
     return 0;
 }
 
-static int parse_target_time(const sb_option *opt, const char *val, char *err, size_t errlen)
-{
-    double *target = opt->target.custom;
-    char *end = NULL;
-    *target = strtod(val, &end);
-    if (end == val || *end != '\0' || !(*target > 0.0 && *target <= 3600.0)) {
-        snprintf(err, errlen, "--target-time: '%s' is not a number of seconds in (0, 3600]",
-                 val);
-        return -1;
-    }
-    return 0;
-}
-
 static int parse_options(int argc, char **argv, options *o, char *err, size_t errlen)
 {
     *o = (options){(1u << NPOINT) - 1, -1, 1, 4194304, 262144, 6, 1.0};
@@ -98,7 +85,7 @@ static int parse_options(int argc, char **argv, options *o, char *err, size_t er
         SB_OPTION_LONG("--min-size", &o->min_size, 1, 1L << 26),
         SB_OPTION_LONG("--max-size", &o->max_size, 1, 1L << 26),
         SB_OPTION_LONG("--max-collective", &o->max_collective, 1, 1L << 26),
-        SB_OPTION_CUSTOM("--target-time", &o->target, parse_target_time),
+        SB_OPTION_CUSTOM("--target-time", &o->target, sb_parse_target_time),
         SB_OPTION_LONG("--repetitions", &o->repetitions, 1, 1000),
     };
     if (sb_parse_options(argc, argv, table, SB_COUNT(table), usage, err, errlen) != 0)

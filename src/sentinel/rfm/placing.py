@@ -36,6 +36,24 @@ def partition_nodes(partition) -> int:
     return int(value)
 
 
+def ranks_per_node(test) -> int:
+    """How many of a pair's two ranks share a node under the test's mapping."""
+    return 1 if test.mapping == "node" and partition_nodes(test.current_partition) > 1 else 2
+
+
+def socket_cores(test) -> int:
+    """The cores each rank of a pair holds within one socket of its node.
+
+    ``core`` puts both ranks on one socket, ``socket`` and ``node`` each on
+    a socket of its own; a node whose sockets are not declared is one
+    socket. Threads stay on their rank's socket, as MPI + threads codes
+    place them (Open MPI 5 refuses to bind a rank across sockets).
+    """
+    proc = test.current_partition.processor
+    per_socket = (proc.num_cpus or 1) // (proc.num_sockets or 1)
+    return max(per_socket // (2 if test.mapping == "core" else 1), 1)
+
+
 class PlacementChecks(rfm.RegressionTestPlugin):
     """The mapping's skips before the run, and the sanity of where the ranks ran."""
 

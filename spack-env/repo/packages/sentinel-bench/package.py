@@ -10,7 +10,8 @@ from spack.package import *
 class SentinelBench(MakefilePackage):
     """MPI Sentinel benchmarks: message matching, point-to-point
     characterisation, hybrid MPI+OpenMP Jacobi and mixed-mode micro-benchmarks,
-    the ring, the fabric sweeps and the rank/thread placement probe."""
+    the ring, the fabric sweeps, one-sided and multithreaded message rates
+    and the rank/thread placement probe."""
 
     homepage = "https://github.com/mpi-sentinel/mpi-sentinel"
 
@@ -23,7 +24,8 @@ class SentinelBench(MakefilePackage):
         "bench",
         default="pt2pt",
         # every target of src/bench/Makefile's BENCHES (tests/unit/test_spack_package.py)
-        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric", "rma"),
+        values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric", "rma",
+                "msgrate"),
         multi=False,
         description="The benchmark to build (a make target of src/bench)",
     )
