@@ -57,7 +57,7 @@ class ThreadRateCheck(ThreadedRanks, TransportMappingTest, PartitionReferences):
     #: :type: :class:`str`
     space = variable(typ.Str["|".join(msgrate.SPACES)], value="comm")
 
-    #: The largest thread count (0: as many as a rank of the mapping has cores).
+    #: The largest thread count (0: as many as a rank holds cores on its socket).
     #:
     #: :type: :class:`int`
     max_threads = variable(int, value=0)
