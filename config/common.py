@@ -73,6 +73,12 @@ QUICK = [
     # a third of a second a thread count, every transport
     "-S", "ThreadRateCheck.target_time=0.3",
     "-S", "ThreadRateCheck.repetitions=5",
+    # the victims' 300 round trips and 4 MiB a stream, 3 times quiet and
+    # loaded a congestor pattern: seconds a pattern on the rig's four nodes
+    "-S", "CongestionCheck.samples=300",
+    "-S", "CongestionCheck.repetitions=3",
+    "-S", "CongestionCheck.bw_iterations=4",
+    "-S", "CongestionCheck.burst=2",
     "-S", f"FabricCheck.transports={_SHM}",
     "-S", "FabricCheck.size=65536",
     "-S", "FabricCheck.iterations=5",
@@ -171,6 +177,13 @@ modes = [
         # counts on a socket of 32) measures for well under a minute; 2
         # minutes a transport bounds it
         "-S", "ThreadRateCheck.time_limit=2m",
+        # the congestion check on 8 nodes of a partition (2 victims, 6
+        # congestors), each case on its night of the week (it rotates and is
+        # never deferred); the whole partition in acceptance. It measures for
+        # seconds on a real fabric (18 measurements of 2000 round trips and a
+        # 16 MiB stream): 2 minutes a transport bounds it
+        "-S", "CongestionCheck.nodes=8",
+        "-S", "CongestionCheck.time_limit=2m",
         # the fabric's ring neighbours only (4 steps at any size); every pair
         # (2 (N-1) steps) in acceptance
         "-S", "FabricCheck.rounds=neighbours",

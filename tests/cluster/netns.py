@@ -1,14 +1,21 @@
 """Test nodes with a network of their own: one namespace, one link, one address each.
 
-A bridge ``snbr0`` in this host's namespace (address 10.99.0.254/24) and,
-for node k, a namespace ``sn-k`` whose only interfaces are its loopback and
-``eth0`` (10.99.0.k/24), the far end of a veth pair ``snv-k`` plugged into
-the bridge. Traffic between two nodes leaves one namespace over its link,
-crosses the bridge and enters the other over its link, so one node's link
-can be slowed alone (:func:`degrade`: ``tbf`` on both ends of its veth pair,
-there is no netem in this kernel), and so can the traffic between two nodes
-(:func:`degrade_pair`: a per-destination ``htb`` class on each). Nothing is
-routed beyond the bridge: the addresses are those of these test nodes only.
+Two bridges in this host's namespace stand for two leaf switches: ``snbr0``
+(with the host's address, 10.99.0.254/24) and ``snbr1``, joined by a veth
+pair ``snsp0`` / ``snsp1``, the spine. Node k has a namespace ``sn-k`` whose
+only interfaces are its loopback and ``eth0`` (10.99.0.k/24), the far end of
+a veth pair ``snv-k`` plugged into leaf (k - 1) mod 2: the odd nodes hang off
+``snbr0``, the even ones off ``snbr1``, so traffic between an odd and an
+even node crosses the spine, as traffic between two racks of a site crosses
+their switches' uplinks. Traffic between two nodes leaves one namespace over
+its link, crosses its leaf (and the spine) and enters the other over its
+link, so one node's link can be slowed alone (:func:`degrade`: ``tbf`` on
+both ends of its veth pair, there is no netem in this kernel), and so can
+the traffic between two nodes (:func:`degrade_pair`: a per-destination
+``htb`` class on each), and the spine, which the flows between the leaves
+share (:func:`limit_spine`: an oversubscribed uplink, one queue for all of
+them). Nothing is routed beyond the bridges: the addresses are those of these
+test nodes only.
 
 Usage (root)::
 
@@ -26,6 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BRIDGE = "snbr0"
+#: The leaf switches, by index: node k hangs off ``LEAVES[(k - 1) % 2]``.
+LEAVES = (BRIDGE, "snbr1")
+#: The spine's two ends: ``SPINE[i]`` is plugged into ``LEAVES[i]``.
+SPINE = ("snsp0", "snsp1")
 SUBNET = "10.99.0"
 #: The host's address on the bridge (the Slurm controller's, for the nodes).
 HOST_ADDRESS = f"{SUBNET}.254"
@@ -50,6 +61,11 @@ class Node:
     def address(self) -> str:
         """Its address on the bridge."""
         return f"{SUBNET}.{self.index}"
+
+    @property
+    def leaf(self) -> str:
+        """The bridge (leaf switch) its link is plugged into."""
+        return LEAVES[(self.index - 1) % len(LEAVES)]
 
     @property
     def link(self) -> str:
@@ -127,17 +143,25 @@ def nodes(count: int) -> list[Node]:
 
 
 def up(count: int) -> list[Node]:
-    """The bridge and ``count`` nodes, each in its own namespace; an earlier set is removed."""
+    """The two leaves, their spine and ``count`` nodes, each in its own namespace.
+
+    An earlier set is removed first.
+    """
     down(count)
     try:
-        _run(["ip", "link", "add", BRIDGE, "type", "bridge"])
+        for leaf in LEAVES:
+            _run(["ip", "link", "add", leaf, "type", "bridge"])
         _run(["ip", "addr", "add", f"{HOST_ADDRESS}/24", "dev", BRIDGE])
-        _run(["ip", "link", "set", BRIDGE, "up"])
+        _run(["ip", "link", "add", SPINE[0], "type", "veth", "peer", "name", SPINE[1]])
+        for leaf, end in zip(LEAVES, SPINE):
+            _run(["ip", "link", "set", end, "master", leaf])
+            _run(["ip", "link", "set", end, "up"])
+            _run(["ip", "link", "set", leaf, "up"])
         for node in nodes(count):
             _run(["ip", "netns", "add", node.namespace])
             _run(["ip", "link", "add", node.link, "type", "veth", "peer", "name", "eth0",
                   "netns", node.namespace])
-            _run(["ip", "link", "set", node.link, "master", BRIDGE])
+            _run(["ip", "link", "set", node.link, "master", node.leaf])
             _run(["ip", "link", "set", node.link, "up"])
             _run([*node.inside(), "ip", "addr", "add", f"{node.address}/24", "dev", "eth0"])
             _run([*node.inside(), "ip", "link", "set", "eth0", "up"])
@@ -149,11 +173,12 @@ def up(count: int) -> list[Node]:
 
 
 def down(count: int) -> None:
-    """Remove the nodes' namespaces (their veth pairs go with them) and the bridge."""
+    """Remove the nodes' namespaces (their veth pairs go with them), the spine and the leaves."""
     for node in nodes(count):
         subprocess.run(["ip", "netns", "del", node.namespace], capture_output=True, timeout=30)
         subprocess.run(["ip", "link", "del", node.link], capture_output=True, timeout=30)
-    subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, timeout=30)
+    for link in (SPINE[0], *LEAVES):
+        subprocess.run(["ip", "link", "del", link], capture_output=True, timeout=30)
 
 
 def degrade(node: Node, rate: str) -> None:
@@ -167,7 +192,8 @@ def degrade(node: Node, rate: str) -> None:
 def degrade_pair(a: Node, b: Node, rate: str) -> None:
     """Limit the traffic between ``a`` and ``b`` to ``rate`` each way, and no other.
 
-    The nodes hang off one bridge, so no cable carries their traffic alone:
+    No cable carries the traffic of two nodes alone (the nodes of a leaf
+    share its bridge, those of two leaves the spine too):
     each node's ``eth0`` gets an ``htb`` whose default class is unlimited
     and whose class for the other node's address is limited, which is what
     a bad cable or route between two nodes looks like to the pairs sweep.
@@ -182,6 +208,25 @@ def degrade_pair(a: Node, b: Node, rate: str) -> None:
               "rate", rate, "ceil", rate])
         _run([*tc, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "u32",
               "match", "ip", "dst", f"{there.address}/32", "flowid", "1:2"])
+
+
+def limit_spine(rate: str, latency: str = "20ms") -> None:
+    """Limit the spine to ``rate`` each way: one ``tbf`` queue on each end for every flow.
+
+    What an oversubscribed uplink without congestion control does: the
+    flows between the leaves share the queue, so a stream's packets wait
+    ahead of a ping's, up to ``latency`` (the longest a packet may queue).
+    """
+    for end in SPINE:
+        _run(["tc", "qdisc", "replace", "dev", end, "root", "tbf", "rate", rate,
+              "burst", "32kb", "latency", latency])
+
+
+def restore_spine() -> None:
+    """Remove :func:`limit_spine`'s limit."""
+    for end in SPINE:
+        subprocess.run(["tc", "qdisc", "del", "dev", end, "root"], capture_output=True,
+                       timeout=30)
 
 
 def restore(node: Node) -> None:
@@ -206,6 +251,8 @@ def unavailable(tc: bool = False) -> str | None:
             degrade(made[0], "1gbit")
             restore(made[0])
             degrade_pair(made[0], made[1], "1gbit")
+            limit_spine("1gbit")
+            restore_spine()
     except (NetworkError, OSError) as err:  # no CAP_NET_ADMIN, no veth, bridge, tbf or htb
         return (f"cannot create a bridged network namespace{' with tc rate limits' if tc else ''}"
                 f" here: {err}")

@@ -899,3 +899,71 @@ def test_thread_rate_scaling_below_its_band_fails_naming_the_thread_count(offlin
     case.sanity()
     values = case.performance()
     assert values["scaling_T2"][0] == pytest.approx(values["rate_T2"][0] / values["rate_T1"][0])
+
+
+#: Partition ``rig`` is the test cluster's four nodes of two sockets, where
+#: tests/data/checks/congestion-* were captured (the quick mode's timing).
+CONGESTION_NODE = {"transport": "openmpi/ob1-tcp", "mapping": "node"}
+CONGESTION_QUICK = {"samples": 300, "repetitions": 3, "bw_iterations": 4, "burst": 2}
+
+
+def test_congestion_runs_a_rank_on_every_node_and_only_with_four(offline):
+    case = one(offline, "CongestionCheck", "openmpi", partition="site",
+               variables={"victims": 2}, **CONGESTION_NODE)
+    assert case.skipped is None, case.skipped
+    assert case.check.num_tasks == 4 and case.check.num_tasks_per_node == 1
+    assert ("--patterns alltoall,incast,bcast --victims 2 --samples 2000 --size 1048576 "
+            "--bw-iterations 16 --congestor-size 1048576 --burst 8 --repetitions 5"
+            in case.script())
+    assert "--distinct-cpus" not in case.script()  # one rank a node
+    core = one(offline, "CongestionCheck", "openmpi", partition="site",
+               transport="openmpi/ob1-tcp", mapping="core")
+    assert core.skipped == ("victims and congestors on nodes of their own: mapping node "
+                            "only, not core")
+    three = one(offline, "CongestionCheck", "openmpi", partition="site",
+                variables={"nodes": 3}, **CONGESTION_NODE)
+    assert three.skipped == "2 victim and 2 congestor nodes at least; 3 of partition " \
+                            "offline:site"
+
+
+def _congestion_band(references, limit_of_three: float) -> None:
+    references("CongestionCheck:\n"
+               "  $index: [$partition, $environ, transport_name, mapping]\n"
+               "  offline:rig:\n    openmpi:\n      ob1-tcp:\n        node:\n" + "".join(
+                   f"          {p}_impact_latency_p50: [3.0, -1.0, {limit_of_three / 3 - 1}, '1']\n"
+                   for p in ("alltoall", "incast", "bcast")))
+
+
+def test_congestion_impact_outside_its_band_fails_naming_the_pattern(offline, references):
+    """The verdict on the rig's captures: quiet (silent) and with its spine congested (fires).
+
+    The band (up to 15 on the median's impact) is what a site with the rig's
+    fabric would hold it to: the rig's nodes share this host's CPUs, so its
+    quiet impact (4.3 to 4.8 here) is the scheduler's; a queue shared on the
+    spine gave 103 to 122.
+    """
+    _congestion_band(references, 15.0)
+    quiet = one(offline, "CongestionCheck", "openmpi", partition="rig",
+                variables=CONGESTION_QUICK, **CONGESTION_NODE)
+    quiet.give_outputs("congestion-openmpi-ob1-tcp-node")
+    quiet.sanity()
+    values = quiet.performance()
+    assert values["alltoall_impact_latency_p50"][0] == pytest.approx(4.798)
+    assert values["alltoall_impact_latency_p50"][3] is not None  # judged, within
+    congested = one(offline, "CongestionCheck", "openmpi", partition="rig",
+                    variables=CONGESTION_QUICK, **CONGESTION_NODE)
+    congested.give_outputs("congestion-openmpi-ob1-tcp-node-spine")
+    congested.sanity()
+    with pytest.raises(PerformanceError, match=r"alltoall_impact_latency_p50=104\.057 1, "
+                       r"expected 3(\.0)? \(l=0\.0, u=15\.0\)"):
+        congested.performance()
+
+
+def test_congestion_a_run_that_congested_nothing_fails_saying_so(offline):
+    case = one(offline, "CongestionCheck", "openmpi", partition="rig",
+               variables=CONGESTION_QUICK, **CONGESTION_NODE)
+    case.give_outputs("congestion-openmpi-ob1-tcp-node", lambda text: re.sub(
+        r"(pattern=bcast state=loaded .*?) bursts=\d+", r"\1 bursts=0", text))
+    with pytest.raises(SanityError, match=r"the bcast congestors delivered [\d.]+ MB/s in 0 "
+                       r"burst\(s\) while the victims measured: no congestion was measured"):
+        case.sanity()

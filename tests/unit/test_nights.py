@@ -50,10 +50,10 @@ def tally(series):
 def test_the_captured_nights_hold_every_family_and_the_retries(series):
     checks = {s.check for s in series}
     assert {"Pt2ptCheck", "MatchingCheck", "RingCheck", "CollectivesCheck", "JacobiCheck",
-            "HybridCheck", "ImbCheck", "RmaCheck", "ThreadRateCheck"} <= checks
+            "HybridCheck", "ImbCheck", "RmaCheck", "ThreadRateCheck", "CongestionCheck"} <= checks
     paired = [s for s in series if any(r is not None for r in s.retries)]
     assert {s.check for s in paired} == {"Pt2ptCheck", "MatchingCheck", "RingCheck", "RmaCheck",
-                                         "ThreadRateCheck"}
+                                         "ThreadRateCheck", "CongestionCheck"}
     assert max(len(s.nights) for s in series) >= 8
 
 

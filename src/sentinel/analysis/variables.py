@@ -346,8 +346,8 @@ def all_specs() -> dict[str, CheckSpec]:
 
 
 #: The analysis modules that declare check families.
-_FAMILIES = ("collectives", "fabric", "hybrid", "jacobi", "matching", "msgrate", "pt2pt", "ring",
-             "rma", "standard")
+_FAMILIES = ("collectives", "congestion", "fabric", "hybrid", "jacobi", "matching", "msgrate",
+             "pt2pt", "ring", "rma", "standard")
 
 
 def _load_all() -> None:

@@ -25,7 +25,7 @@ class SentinelBench(MakefilePackage):
         default="pt2pt",
         # every target of src/bench/Makefile's BENCHES (tests/unit/test_spack_package.py)
         values=("matching", "pt2pt", "jacobi", "hybrid", "affinity", "ring", "fabric", "rma",
-                "msgrate"),
+                "msgrate", "congestion"),
         multi=False,
         description="The benchmark to build (a make target of src/bench)",
     )
