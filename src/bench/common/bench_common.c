@@ -121,6 +121,13 @@ double sb_median(double *values, int n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+double sb_percentile(double *values, long n, double q)
+{
+    qsort(values, (size_t)n, sizeof *values, cmp_double);
+    long k = (long)ceil(q / 100.0 * (double)n);
+    return values[(k < 1 ? 1 : k) - 1];
+}
+
 void sb_median_interval(double *values, int n, double *lo, double *hi)
 {
     qsort(values, (size_t)n, sizeof *values, cmp_double);

@@ -144,6 +144,10 @@ int sb_check_size_range(long min, long max, char *err, size_t errlen);
 double sb_median(double *values, int n);
 double sb_min(const double *values, int n);
 
+/* The q-th percentile (0 < q <= 100, nearest rank) of n doubles; values is
+ * reordered (sorted). */
+double sb_percentile(double *values, long n, double q);
+
 /* The distribution-free interval of the median of n doubles (values is
  * sorted): the order statistics x(j) and x(n+1-j), j the largest rank with
  * P(Binomial(n, 1/2) < j) <= 0.025, so that it covers the median with at

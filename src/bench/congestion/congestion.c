@@ -132,20 +132,6 @@ static void *alloc(size_t bytes)
     return p;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-th percentile (nearest rank) of n values, which are sorted. */
-static double percentile(double *values, long n, double q)
-{
-    qsort(values, (size_t)n, sizeof *values, by_value);
-    long k = (long)(q / 100.0 * (double)n + 0.999999);
-    return values[(k < 1 ? 1 : k) - 1];
-}
-
 /* --samples timed round trips on every victim pair at once; rank 0 gets the
  * 50th and 99th percentile of the one-way latencies of all pairs (us). */
 static void latency(ctx *c, const options *o, double *p50, double *p99)
@@ -170,8 +156,8 @@ static void latency(ctx *c, const options *o, double *p50, double *p99)
                c->group);
     if (c->rank == 0) { /* the lower ranks' clocks: whole round trips */
         long n = (long)half * o->samples;
-        *p50 = percentile(c->pooled, n, 50.0);
-        *p99 = percentile(c->pooled, n, 99.0);
+        *p50 = sb_percentile(c->pooled, n, 50.0);
+        *p99 = sb_percentile(c->pooled, n, 99.0);
     }
 }
 

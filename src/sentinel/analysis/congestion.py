@@ -70,13 +70,6 @@ def expected(patterns: Sequence[str]) -> list[str]:
         *(f"{p}_impact_{f}" for f in FIGURES), f"{p}_congestor_bw")]
 
 
-def _spread(rec: Record, key: str) -> tuple[float, tuple[float, float]]:
-    """``key`` (``p50_us``) and its interval (``p50_lo_us`` .. ``p50_hi_us``)."""
-    name, _, unit = key.partition("_")
-    suffix = f"_{unit}" if unit else ""
-    return rec.number(key), (rec.number(f"{name}_lo{suffix}"), rec.number(f"{name}_hi{suffix}"))
-
-
 def placement_problems(out: BenchOutput) -> list[str]:
     """Where the victims and the congestors do not stand as the measurement needs.
 
@@ -126,15 +119,15 @@ def values(out: BenchOutput, stdout: str, patterns: Sequence[str]) -> Values:
         for state in STATES:
             rec = states[(pattern, state)]
             for q in PERCENTILES:
-                found.put("{pattern}_latency_{percentile}_{state}", *_spread(rec, f"{q}_us"),
+                found.put("{pattern}_latency_{percentile}_{state}", *rec.spread(q, "us"),
                           coverage, pattern=pattern, percentile=q, state=state)
-            found.put("{pattern}_bw_{state}", *_spread(rec, "bw_mbs"), coverage,
+            found.put("{pattern}_bw_{state}", *rec.spread("bw", "mbs"), coverage,
                       pattern=pattern, state=state)
         loaded = states[(pattern, "loaded")]
         _congested(loaded, stdout)
-        found.put("{pattern}_congestor_bw", *_spread(loaded, "congestor_mbs"), coverage,
+        found.put("{pattern}_congestor_bw", *loaded.spread("congestor", "mbs"), coverage,
                   pattern=pattern)
         for figure, key in zip(FIGURES, ("p50", "p99", "bw")):
-            found.put("{pattern}_impact_{figure}", *_spread(impacts[pattern], key), coverage,
+            found.put("{pattern}_impact_{figure}", *impacts[pattern].spread(key), coverage,
                       pattern=pattern, figure=figure)
     return found

@@ -20,12 +20,6 @@ def _coverage(out: BenchOutput) -> float:
     return median_coverage(out.of("CONFIG")[0].integer("repetitions"))
 
 
-def _spread(rec, key: str, unit: str) -> tuple[float, tuple[float, float]]:
-    """A record's median ``<key>_<unit>`` and its interval ``<key>_lo_<unit>`` .. ``_hi_``."""
-    return rec.number(f"{key}_{unit}"), (rec.number(f"{key}_lo_{unit}"),
-                                         rec.number(f"{key}_hi_{unit}"))
-
-
 def aggregate_values(out: BenchOutput, stdout: str) -> Values:
     """``aggregate_bw_P<k>`` for k = 1 ... N/2 pairs, and ``aggregate_bw_half``."""
     found = Values(SPEC)
@@ -34,9 +28,9 @@ def aggregate_values(out: BenchOutput, stdout: str) -> Values:
         raise SentinelError(f"{stdout}: no SENTINEL_FABRIC_AGGREGATE line")
     coverage = _coverage(out)
     for rec in recs:
-        found.put("aggregate_bw_P{pairs}", *_spread(rec, "bw", "mbs"), coverage,
+        found.put("aggregate_bw_P{pairs}", *rec.spread("bw", "mbs"), coverage,
                   pairs=rec.integer("pairs"))
-    found.put("aggregate_bw_half", *_spread(recs[-1], "bw", "mbs"), coverage)
+    found.put("aggregate_bw_half", *recs[-1].spread("bw", "mbs"), coverage)
     return found
 
 
@@ -49,7 +43,7 @@ def loaded_values(out: BenchOutput, stdout: str) -> Values:
     the product of their coverages.
     """
     found = Values(SPEC)
-    states = {rec.text("state"): _spread(rec, "latency", "us")
+    states = {rec.text("state"): rec.spread("latency", "us")
               for rec in out.of("FABRIC_LATENCY")}
     if set(states) != {"idle", "loaded"}:
         raise SentinelError(f"{stdout}: latency reported for {sorted(states) or 'no'} "
@@ -74,6 +68,6 @@ def pattern_values(out: BenchOutput, stdout: str) -> Values:
     for rec in recs:
         for where in ("onnode", "offnode"):
             if rec.integer(f"{where}_ranks"):  # no such traffic: nothing to report
-                found.put("{pattern}_{where}_bw", *_spread(rec, where, "mbs"), coverage,
+                found.put("{pattern}_{where}_bw", *rec.spread(where, "mbs"), coverage,
                           pattern=rec.text("pattern"), where=where)
     return found

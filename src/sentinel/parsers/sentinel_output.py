@@ -44,6 +44,16 @@ class Record:
             raise self._error(f"field {key}={value} is not an integer")
         return int(value)
 
+    def spread(self, key: str, unit: str = "") -> tuple[float, tuple[float, float]]:
+        """A median and its interval, as the benchmarks name them.
+
+        ``<key>_<unit>`` and ``<key>_lo_<unit>`` .. ``<key>_hi_<unit>``;
+        without a unit ``<key>`` and ``<key>_lo`` .. ``<key>_hi``.
+        """
+        u = f"_{unit}" if unit else ""
+        return self.number(f"{key}{u}"), (self.number(f"{key}_lo{u}"),
+                                          self.number(f"{key}_hi{u}"))
+
     def _error(self, problem: str) -> SentinelError:
         """``line 7: SENTINEL_<kind> <problem>``: what is wrong, and where."""
         return SentinelError(f"line {self.line}: SENTINEL_{self.kind} {problem}")
